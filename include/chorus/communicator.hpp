@@ -1,0 +1,78 @@
+/// @file communicator.hpp
+/// Communicator: a group of ranks that run collectives together. Blocking calls run in the calling thread and
+/// return when this rank's part is complete; the *Async variants return a Request and run, in call order, on a
+/// per-communicator thread. Calls between groupStart() and groupEnd() run together at groupEnd().
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "chorus/request.hpp"
+#include "chorus/status.hpp"
+#include "chorus/types.hpp"
+#include "chorus/unique_id.hpp"
+
+namespace chorus {
+
+class CommImpl;
+
+class Communicator {
+ public:
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  /// Joins communicator `id` as `rank` of `nranks`. Collective: every rank calls it. Inside a group the work
+  /// happens at groupEnd(), so one thread can create several ranks.
+  static Status create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out);
+  /// Rank, size and rendezvous from the launcher: torchrun, Open MPI, Slurm, PMI, or CHORUS_COMM_ID.
+  static Status createFromEnvironment(std::unique_ptr<Communicator>* out);
+  /// N ranks in this process, one communicator each (they must then be driven by N threads or in a group).
+  static Status createLocal(int nranks, std::vector<std::unique_ptr<Communicator>>* out);
+
+  /// Collective over this communicator: ranks with the same color form a new one, ordered by (key, old rank).
+  /// color < 0 takes part but yields a null communicator.
+  Status split(int color, int key, std::unique_ptr<Communicator>* out);
+
+  int rank() const;
+  int size() const;
+  /// Unblocks every operation of this communicator with an error and tells the peers; safe from any thread.
+  void abort();
+  /// Last asynchronous error (a failed async operation), ok otherwise.
+  Status asyncError() const;
+
+  Status allReduce(const void* send, void* recv, size_t count, DataType type, RedOp op);
+  Status reduceScatter(const void* send, void* recv, size_t recvCount, DataType type, RedOp op);
+  Status allGather(const void* send, void* recv, size_t sendCount, DataType type);
+  Status alltoAll(const void* send, void* recv, size_t count, DataType type);
+  /// Element counts and displacements per peer, as MPI_Alltoallv.
+  Status alltoAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
+                   const size_t* recvCounts, const size_t* recvDispls, DataType type);
+  Status broadcast(const void* send, void* recv, size_t count, DataType type, int root);
+  Status reduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root);
+  Status gather(const void* send, void* recv, size_t count, DataType type, int root);
+  Status scatter(const void* send, void* recv, size_t count, DataType type, int root);
+  Status send(const void* buf, size_t count, DataType type, int peer);
+  Status recv(void* buf, size_t count, DataType type, int peer);
+
+  Request allReduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op);
+  Request reduceScatterAsync(const void* send, void* recv, size_t recvCount, DataType type, RedOp op);
+  Request allGatherAsync(const void* send, void* recv, size_t sendCount, DataType type);
+  Request alltoAllAsync(const void* send, void* recv, size_t count, DataType type);
+  Request broadcastAsync(const void* send, void* recv, size_t count, DataType type, int root);
+
+  CommImpl& impl() { return *impl_; }
+
+ private:
+  explicit Communicator(std::unique_ptr<CommImpl> impl);
+  std::unique_ptr<CommImpl> impl_;
+};
+
+/// Starts a group on this thread (groups nest; only the outermost groupEnd runs the work).
+Status groupStart();
+/// Runs everything queued since the outermost groupStart: communicator inits first, then all operations of all
+/// communicators together, so matching Send/Recv pairs inside one group never deadlock.
+Status groupEnd();
+
+}  // namespace chorus

@@ -1,0 +1,3 @@
+#include "perf/collective.hpp"
+
+int main(int argc, char** argv) { return chorus::perf::runPerfTool(argc, argv, chorus::perf::kScatter); }

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages chorus builds and tests with. Safe to run repeatedly:
+# it only calls apt-get when something is missing, and only when running as root.
+set -euo pipefail
+packages=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev libhwloc-dev hwloc
+          openmpi-bin libopenmpi-dev clang-format)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "chorus: missing packages: ${missing[*]} (run as root, or install them yourself)" >&2
+  exit 0
+fi
+echo "chorus: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

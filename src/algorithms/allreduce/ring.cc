@@ -1,0 +1,43 @@
+// Ring AllReduce: a ring reduce-scatter followed by a ring all-gather, both on n slices of the buffer. Each step
+// forwards the slice it finished in the previous step, so chunks stream around the ring (bandwidth-optimal:
+// every rank sends 2(n-1)/n of the data).
+#include "algorithms/plan.hpp"
+
+namespace chorus::algo {
+namespace {
+
+Plan ringAllReduce(const CollShape& s) {
+  Plan p;
+  const int n = s.nranks, r = s.rank;
+  const size_t e = s.elemSize;
+  auto off = [&](int slice) { return sliceBegin(s.count, n, slice) * e; };
+  auto len = [&](int slice) { return (sliceBegin(s.count, n, slice + 1) - sliceBegin(s.count, n, slice)) * e; };
+  if (n == 1) {
+    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, s.count * e});
+    return p;
+  }
+  const int next = mod(r + 1, n), prev = mod(r - 1, n);
+  int lastReduce = -1;
+  // Reduce-scatter: at step k send slice r-k, receive slice r-k-1 and add own data to it.
+  for (int k = 0; k < n - 1; ++k) {
+    int out = mod(r - k, n), in = mod(r - k - 1, n);
+    Slice from = k == 0 ? Slice{BufferKind::kSend, off(out)} : Slice{BufferKind::kRecv, off(out)};
+    p.add({StepKind::kSend, next, from, {}, len(out), lastReduce});
+    lastReduce = p.add({StepKind::kRecvReduce, prev, {BufferKind::kSend, off(in)}, {BufferKind::kRecv, off(in)},
+                        len(in)});
+  }
+  // Rank r now owns the full sum of slice r+1. All-gather: at step k send slice r+1-k, receive slice r-k.
+  int lastRecv = lastReduce;
+  for (int k = 0; k < n - 1; ++k) {
+    int out = mod(r + 1 - k, n), in = mod(r - k, n);
+    p.add({StepKind::kSend, next, {BufferKind::kRecv, off(out)}, {}, len(out), lastRecv});
+    lastRecv = p.add({StepKind::kRecv, prev, {}, {BufferKind::kRecv, off(in)}, len(in)});
+  }
+  return p;
+}
+
+}  // namespace
+
+CHORUS_REGISTER_ALGORITHM(allreduce_ring, "ring", CollType::kAllReduce, ringAllReduce);
+
+}  // namespace chorus::algo

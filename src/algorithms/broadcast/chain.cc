@@ -1,0 +1,28 @@
+// Pipelined chain Broadcast: root -> root+1 -> ... -> root-1. Every rank forwards each chunk as soon as it has
+// arrived, so for large messages the time approaches one transfer of the buffer.
+#include "algorithms/plan.hpp"
+
+namespace chorus::algo {
+namespace {
+
+Plan chainBroadcast(const CollShape& s) {
+  Plan p;
+  const int n = s.nranks;
+  const int position = mod(s.rank - s.root, n);  // 0 = root, n-1 = end of the chain
+  const size_t bytes = s.count * s.elemSize;
+  const int next = mod(s.rank + 1, n), prev = mod(s.rank - 1, n);
+  if (position == 0) {
+    if (n > 1) p.add({StepKind::kSend, next, {BufferKind::kSend, 0}, {}, bytes});
+    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+    return p;
+  }
+  int recv = p.add({StepKind::kRecv, prev, {}, {BufferKind::kRecv, 0}, bytes});
+  if (position < n - 1) p.add({StepKind::kSend, next, {BufferKind::kRecv, 0}, {}, bytes, recv});
+  return p;
+}
+
+}  // namespace
+
+CHORUS_REGISTER_ALGORITHM(broadcast_chain, "ring", CollType::kBroadcast, chainBroadcast);
+
+}  // namespace chorus::algo

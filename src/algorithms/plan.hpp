@@ -1,0 +1,103 @@
+// Plans are data. An algorithm turns the shape of a collective into a Plan: this rank's ordered Steps, each naming
+// a peer and byte slices of the send, recv or scratch buffer. The engine runs plans; the simulator checks them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "chorus/status.hpp"
+
+namespace chorus::algo {
+
+enum class CollType : uint8_t {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kAlltoAll,
+  kAlltoAllv,
+  kBroadcast,
+  kReduce,
+  kGather,
+  kScatter,
+  kSend,
+  kRecv,
+};
+const char* collName(CollType type);
+
+enum class BufferKind : uint8_t { kSend, kRecv, kScratch };
+
+/// A byte offset into one of the three buffers of an operation.
+struct Slice {
+  BufferKind buffer = BufferKind::kSend;
+  size_t offset = 0;
+};
+
+enum class StepKind : uint8_t {
+  kSend,        // send `bytes` from src to peer
+  kRecv,        // receive `bytes` from peer into dst
+  kRecvReduce,  // receive `bytes` from peer, dst = src (op) incoming
+  kCopy,        // local copy src -> dst
+  kSendSize,    // tell peer the byte count `bytes` (point-to-point matching check)
+  kRecvSize,    // expect peer's byte count to equal `bytes`
+};
+
+struct Step {
+  StepKind kind = StepKind::kSend;
+  int peer = -1;
+  Slice src;
+  Slice dst;
+  size_t bytes = 0;
+  /// Index of an earlier step of this plan whose output this step reads. The engine lets this step process only
+  /// as many bytes as the dependency has finished, which is what pipelines chunks through a ring or chain.
+  int dep = -1;
+};
+
+struct Plan {
+  std::vector<Step> steps;
+  size_t scratchBytes = 0;
+
+  int add(const Step& s) {
+    steps.push_back(s);
+    return static_cast<int>(steps.size()) - 1;
+  }
+};
+
+/// Everything an algorithm may look at. Counts are in elements; byte offsets use elemSize.
+struct CollShape {
+  CollType type = CollType::kAllReduce;
+  int nranks = 1;
+  int rank = 0;
+  size_t count = 0;     // per-rank element count as the NCCL call takes it
+  size_t elemSize = 1;
+  int root = 0;         // root for rooted collectives, peer for send/recv
+  // AlltoAllv only: element counts and displacements per peer.
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+};
+
+using PlanGenerator = Plan (*)(const CollShape& shape);
+
+struct Algorithm {
+  const char* name;
+  CollType coll;
+  PlanGenerator generate;
+};
+
+/// Registers an algorithm at static-initialisation time (one file per algorithm, no central list to edit).
+struct AlgorithmRegistrar {
+  explicit AlgorithmRegistrar(const Algorithm& algorithm);
+};
+#define CHORUS_REGISTER_ALGORITHM(ident, name, coll, fn) \
+  static const ::chorus::algo::AlgorithmRegistrar ident##_registrar({name, coll, fn})
+
+const std::vector<Algorithm>& algorithms();
+/// The algorithm for `coll`: by name when `name` is non-empty, else the default. Null when none matches.
+const Algorithm* findAlgorithm(CollType coll, const std::string& name = "");
+
+/// Element range [begin, end) of slice i when `count` elements are cut into n nearly equal slices.
+inline size_t sliceBegin(size_t count, int n, int i) { return count * static_cast<size_t>(i) / static_cast<size_t>(n); }
+
+inline int mod(int a, int n) { return ((a % n) + n) % n; }
+
+}  // namespace chorus::algo

@@ -1,0 +1,41 @@
+// Bootstrap: a rank's view of the rendezvous store, namespaced per communicator, with the two collective helpers
+// that setup needs (allGather of small blobs and barrier). Only used at init, split and connection setup.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.hpp"
+#include "chorus/unique_id.hpp"
+
+namespace chorus::bootstrap {
+
+class Bootstrap {
+ public:
+  /// Joins the rendezvous of `id` as `rank` of `nranks` (rank 0 starts the root for CHORUS_COMM_ID-style ids).
+  static Status join(const UniqueId& id, int nranks, int rank, std::unique_ptr<Bootstrap>* out);
+
+  /// A bootstrap for a sub-communicator: same store, its own key space.
+  std::unique_ptr<Bootstrap> child(const std::string& name, int nranks, int rank) const;
+
+  Status allGather(const std::string& tag, const std::string& mine, std::vector<std::string>* all);
+  Status barrier(const std::string& tag);
+  Status set(const std::string& tag, const std::string& value);
+  Status get(const std::string& tag, std::string* value);
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  /// A stable 64-bit name of this communicator, the same on every rank.
+  uint64_t commHash() const;
+
+ private:
+  std::string key(const std::string& tag) const { return namespace_ + "/" + tag; }
+
+  std::shared_ptr<StoreClient> store_;
+  std::string namespace_;
+  int rank_ = 0;
+  int nranks_ = 0;
+};
+
+}  // namespace chorus::bootstrap

@@ -1,0 +1,39 @@
+// Thin helpers over POSIX TCP sockets: listen, connect with retry, and whole-buffer send/recv bounded by a deadline.
+#pragma once
+
+#include <netinet/in.h>
+
+#include <cstddef>
+#include <string>
+
+#include "chorus/status.hpp"
+#include "core/deadline.hpp"
+
+namespace chorus::net {
+
+/// An IPv4 endpoint.
+struct Endpoint {
+  uint32_t ip = 0;  // network byte order
+  uint16_t port = 0;  // host byte order
+  std::string toString() const;
+  static Status parse(const std::string& hostPort, Endpoint* out);
+};
+
+/// The address this host advertises: CHORUS_SOCKET_ADDR, else the first non-loopback IPv4 interface, else 127.0.0.1.
+uint32_t localAddress();
+
+/// Opens a listening socket on `ip`:`port` (port 0 = any). Writes the bound endpoint.
+Status listenOn(uint32_t ip, uint16_t port, int* fd, Endpoint* bound);
+/// Connects, retrying refused connections until the deadline (the listener may not be up yet).
+Status connectTo(const Endpoint& to, const Deadline& deadline, int* fd);
+/// Accepts one connection before the deadline.
+Status acceptOne(int listenFd, const Deadline& deadline, int* fd);
+
+Status sendAll(int fd, const void* data, size_t bytes, const Deadline& deadline);
+Status recvAll(int fd, void* data, size_t bytes, const Deadline& deadline);
+
+void setNonBlocking(int fd);
+void setNoDelay(int fd);
+void closeFd(int& fd);
+
+}  // namespace chorus::net

@@ -1,0 +1,60 @@
+// The rendezvous store: a key/value server run by one process (the one that created the UniqueId), and the client
+// each rank keeps. Ranks exchange their addresses through it; get() waits until the key is set.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bootstrap/socket.hpp"
+#include "chorus/status.hpp"
+
+namespace chorus::bootstrap {
+
+/// Starts a store server listening on `ip`:`port` (0 = any port) in a background thread of this process.
+/// The server lives until the process exits. Clients must present `secret`.
+Status startStoreServer(uint32_t ip, uint16_t port, uint64_t secret, net::Endpoint* bound);
+
+class StoreClient {
+ public:
+  ~StoreClient();
+  static Status connect(const net::Endpoint& server, uint64_t secret, const Deadline& deadline,
+                        std::unique_ptr<StoreClient>* out);
+
+  Status set(const std::string& key, const std::string& value);
+  /// Waits until `key` is set, then returns its value.
+  Status get(const std::string& key, std::string* value, const Deadline& deadline);
+  /// Adds `delta` to the integer at `key` (0 when absent) and returns the new value.
+  Status add(const std::string& key, int64_t delta, int64_t* result);
+
+ private:
+  Status request(uint32_t op, const std::string& key, const std::string& value, std::string* reply,
+                 const Deadline& deadline);
+  int fd_ = -1;
+  net::Endpoint server_;
+  std::mutex mutex_;
+};
+
+/// Wire format shared by client and server.
+namespace wire {
+inline constexpr uint64_t kHelloMagic = 0x63686f7275735354ull;  // "chorusST"
+inline constexpr uint32_t kSet = 1, kGet = 2, kAdd = 3;
+inline constexpr uint32_t kMaxKey = 4096;
+inline constexpr uint64_t kMaxValue = 64ull << 20;
+struct Hello {
+  uint64_t magic;
+  uint64_t secret;
+};
+struct RequestHeader {
+  uint32_t op;
+  uint32_t keyBytes;
+  uint64_t valueBytes;
+};
+struct ReplyHeader {
+  uint64_t valueBytes;
+};
+}  // namespace wire
+
+}  // namespace chorus::bootstrap

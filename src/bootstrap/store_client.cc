@@ -1,0 +1,65 @@
+#include <unistd.h>
+
+#include <cstring>
+
+#include "bootstrap/store.hpp"
+
+namespace chorus::bootstrap {
+
+StoreClient::~StoreClient() { net::closeFd(fd_); }
+
+Status StoreClient::connect(const net::Endpoint& server, uint64_t secret, const Deadline& deadline,
+                            std::unique_ptr<StoreClient>* out) {
+  auto client = std::unique_ptr<StoreClient>(new StoreClient());
+  client->server_ = server;
+  Status st = net::connectTo(server, deadline, &client->fd_);
+  if (!st.isOk()) return st.withContext("bootstrap root " + server.toString());
+  wire::Hello hello{wire::kHelloMagic, secret};
+  CHORUS_TRY(net::sendAll(client->fd_, &hello, sizeof(hello), deadline));
+  *out = std::move(client);
+  return Status::ok();
+}
+
+Status StoreClient::request(uint32_t op, const std::string& key, const std::string& value, std::string* reply,
+                            const Deadline& deadline) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (fd_ < 0) return remoteError("bootstrap root " + server_.toString() + " is not connected");
+  wire::RequestHeader h{op, static_cast<uint32_t>(key.size()), value.size()};
+  std::string msg(reinterpret_cast<const char*>(&h), sizeof(h));
+  msg += key;
+  msg += value;
+  Status st = net::sendAll(fd_, msg.data(), msg.size(), deadline);
+  wire::ReplyHeader r{};
+  if (st.isOk()) st = net::recvAll(fd_, &r, sizeof(r), deadline);
+  if (st.isOk() && r.valueBytes > wire::kMaxValue) st = remoteError("malformed reply");
+  if (st.isOk()) {
+    reply->resize(r.valueBytes);
+    st = net::recvAll(fd_, reply->data(), reply->size(), deadline);
+  }
+  if (!st.isOk()) {
+    // The stream position is unknown after a failure: this client is unusable from now on.
+    net::closeFd(fd_);
+    return st.withContext("bootstrap root " + server_.toString() + " (key '" + key + "')");
+  }
+  return Status::ok();
+}
+
+Status StoreClient::set(const std::string& key, const std::string& value) {
+  std::string ignored;
+  return request(wire::kSet, key, value, &ignored, Deadline::fromSettings());
+}
+
+Status StoreClient::get(const std::string& key, std::string* value, const Deadline& deadline) {
+  return request(wire::kGet, key, "", value, deadline);
+}
+
+Status StoreClient::add(const std::string& key, int64_t delta, int64_t* result) {
+  std::string reply;
+  CHORUS_TRY(request(wire::kAdd, key, std::string(reinterpret_cast<const char*>(&delta), sizeof(delta)), &reply,
+                     Deadline::fromSettings()));
+  if (reply.size() != sizeof(*result)) return internalError("store add: bad reply size");
+  memcpy(result, reply.data(), sizeof(*result));
+  return Status::ok();
+}
+
+}  // namespace chorus::bootstrap

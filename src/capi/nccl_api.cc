@@ -1,0 +1,433 @@
+// The NCCL C API on top of the chorus C++ API. Each function is defined as pnccl<Name> and exported a second
+// time as a weak nccl<Name> alias, so profiling tools can interpose on nccl<Name> as NCCL allows.
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "bootstrap/id_layout.hpp"
+#include "capi/nccl_comm.hpp"
+#include "comm/comm_impl.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
+
+using chorus::DataType;
+using chorus::RedOp;
+using chorus::Status;
+
+namespace {
+
+std::mutex gErrorMutex;
+std::string gLastError;
+thread_local std::string tLastErrorCopy;
+
+ncclResult_t report(const Status& st) {
+  if (st.isOk()) return ncclSuccess;
+  {
+    std::lock_guard<std::mutex> lock(gErrorMutex);
+    gLastError = st.message();
+  }
+  CHORUS_WARN(kColl, "%s", st.message().c_str());
+  return static_cast<ncclResult_t>(st.code());
+}
+
+Status checkComm(ncclComm_t comm, const char* fn) {
+  if (!comm) return chorus::invalidArgument(std::string(fn) + ": comm is NULL");
+  if (comm->magic == ncclComm::kDead) return chorus::invalidArgument(std::string(fn) + ": comm was already destroyed");
+  if (comm->magic != ncclComm::kAlive) return chorus::invalidArgument(std::string(fn) + ": comm is not a communicator");
+  if (!comm->comm) return chorus::invalidUsage(std::string(fn) + ": comm failed to initialize");
+  return Status::ok();
+}
+
+Status checkType(ncclDataType_t t, const char* fn) {
+  if (static_cast<int>(t) < 0 || static_cast<int>(t) >= ncclNumTypes) {
+    return chorus::invalidArgument(std::string(fn) + ": invalid datatype " + std::to_string(static_cast<int>(t)));
+  }
+  return Status::ok();
+}
+
+Status resolveOp(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t type, const char* fn, RedOp* out) {
+  int v = static_cast<int>(op);
+  if (v >= 0 && v < ncclNumOps) {
+    *out = RedOp{static_cast<chorus::RedOpKind>(v), 1.0};
+    return Status::ok();
+  }
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  size_t index = static_cast<size_t>(v - ncclNumOps);
+  if (v < ncclNumOps || index >= comm->preMulOps.size() || !comm->preMulOps[index].inUse) {
+    return chorus::invalidArgument(std::string(fn) + ": invalid reduction op " + std::to_string(v));
+  }
+  const auto& p = comm->preMulOps[index];
+  if (p.datatype != type) {
+    return chorus::invalidArgument(std::string(fn) + ": PreMulSum op was created for another datatype");
+  }
+  double scalar = p.residence == ncclScalarHostImmediate ? p.immediate : chorus::capi::scalarValue(p.pointer, type);
+  *out = RedOp::preMulSum(scalar);
+  return Status::ok();
+}
+
+DataType dt(ncclDataType_t t) { return static_cast<DataType>(t); }
+
+// Copies a user config by its declared size (older, smaller structs work) and checks its magic.
+Status readConfig(const ncclConfig_t* config, ncclConfig_t* out) {
+  ncclConfig_t defaults = NCCL_CONFIG_INITIALIZER;
+  *out = defaults;
+  if (!config) return Status::ok();
+  size_t bytes = config->size < sizeof(ncclConfig_t) ? config->size : sizeof(ncclConfig_t);
+  if (bytes < offsetof(ncclConfig_t, blocking)) return chorus::invalidArgument("ncclConfig_t: size is too small");
+  memcpy(out, config, bytes);
+  if (out->magic != 0xcafebeef) {
+    return chorus::invalidArgument("ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
+  }
+  if (out->blocking != NCCL_CONFIG_UNDEF_INT && out->blocking != 0 && out->blocking != 1) {
+    return chorus::invalidArgument("ncclConfig_t: blocking must be 0 or 1");
+  }
+  return Status::ok();
+}
+
+ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, ncclConfig_t* config) {
+  if (!out) return report(chorus::invalidArgument("ncclCommInitRank: comm is NULL"));
+  ncclConfig_t cfg;
+  if (ncclResult_t r = report(readConfig(config, &cfg)); r != ncclSuccess) return r;
+  chorus::UniqueId uid;
+  memcpy(uid.bytes.data(), id.internal, sizeof(id.internal));
+  auto* comm = new ncclComm();
+  comm->blocking = cfg.blocking != 0;
+  Status st = chorus::Communicator::create(uid, nranks, rank, &comm->comm);
+  if (!st.isOk()) {
+    delete comm;
+    *out = nullptr;
+    return report(st.withContext("ncclCommInitRank"));
+  }
+  *out = comm;
+  return ncclSuccess;
+}
+
+}  // namespace
+
+#define CHORUS_NCCL_ALIAS(name) decltype(p##name) name __attribute__((weak, alias("p" #name)));
+
+extern "C" {
+
+ncclResult_t pncclMemAlloc(void** ptr, size_t size) {
+  if (!ptr) return report(chorus::invalidArgument("ncclMemAlloc: ptr is NULL"));
+  *ptr = aligned_alloc(4096, (size + 4095) & ~static_cast<size_t>(4095));
+  if (!*ptr && size > 0) return report(chorus::systemError("ncclMemAlloc: out of memory"));
+  return ncclSuccess;
+}
+
+ncclResult_t pncclMemFree(void* ptr) {
+  free(ptr);
+  return ncclSuccess;
+}
+
+ncclResult_t pncclGetVersion(int* version) {
+  if (!version) return report(chorus::invalidArgument("ncclGetVersion: version is NULL"));
+  *version = NCCL_VERSION_CODE;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) {
+  if (!uniqueId) return report(chorus::invalidArgument("ncclGetUniqueId: uniqueId is NULL"));
+  chorus::UniqueId id;
+  const std::string& fixed = chorus::settings().commId;
+  Status st = fixed.empty() ? chorus::UniqueId::create(&id) : chorus::UniqueId::fromAddress(fixed, &id);
+  if (!st.isOk()) return report(st.withContext("ncclGetUniqueId"));
+  memcpy(uniqueId->internal, id.bytes.data(), sizeof(uniqueId->internal));
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                     ncclConfig_t* config) {
+  return initRank(comm, nranks, commId, rank, config);
+}
+
+ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  return initRank(comm, nranks, commId, rank, nullptr);
+}
+
+ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                       ncclConfig_t* config) {
+  // One root serves every rank here: the first id is the one all ranks share.
+  if (nId < 1 || !commIds) return report(chorus::invalidArgument("ncclCommInitRankScalable: no ids"));
+  return initRank(newcomm, nranks, commIds[0], myrank, config);
+}
+
+ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
+  if (!comms) return report(chorus::invalidArgument("ncclCommInitAll: comms is NULL"));
+  if (ndev < 1) return report(chorus::invalidArgument("ncclCommInitAll: ndev " + std::to_string(ndev) + " < 1"));
+  std::vector<std::unique_ptr<chorus::Communicator>> local;
+  Status st = chorus::Communicator::createLocal(ndev, &local);
+  if (!st.isOk()) return report(st.withContext("ncclCommInitAll"));
+  for (int i = 0; i < ndev; ++i) {
+    comms[i] = new ncclComm();
+    comms[i]->comm = std::move(local[i]);
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommFinalize(ncclComm_t comm) {
+  if (ncclResult_t r = report(checkComm(comm, "ncclCommFinalize")); r != ncclSuccess) return r;
+  if (comm->finalized) return report(chorus::invalidArgument("ncclCommFinalize: comm is already finalized"));
+  comm->comm->impl().waitForAsyncWork();
+  comm->finalized = true;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommDestroy(ncclComm_t comm) {
+  if (!comm) return ncclSuccess;
+  if (ncclResult_t r = report(checkComm(comm, "ncclCommDestroy")); r != ncclSuccess) return r;
+  comm->magic = ncclComm::kDead;  // a second destroy is then reported, not a crash (until the memory is reused)
+  comm->comm.reset();
+  delete comm;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommAbort(ncclComm_t comm) {
+  if (!comm) return ncclSuccess;
+  if (ncclResult_t r = report(checkComm(comm, "ncclCommAbort")); r != ncclSuccess) return r;
+  comm->comm->abort();
+  comm->magic = ncclComm::kDead;
+  comm->comm.reset();
+  delete comm;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+  if (ncclResult_t r = report(checkComm(comm, "ncclCommSplit")); r != ncclSuccess) return r;
+  if (!newcomm) return report(chorus::invalidArgument("ncclCommSplit: newcomm is NULL"));
+  ncclConfig_t cfg;
+  if (ncclResult_t r = report(readConfig(config, &cfg)); r != ncclSuccess) return r;
+  std::unique_ptr<chorus::Communicator> child;
+  Status st = comm->comm->split(color < 0 ? -1 : color, key, &child);
+  if (!st.isOk()) return report(st.withContext("ncclCommSplit"));
+  *newcomm = nullptr;
+  if (child) {
+    *newcomm = new ncclComm();
+    (*newcomm)->comm = std::move(child);
+    (*newcomm)->blocking = config ? cfg.blocking != 0 : comm->blocking;
+  }
+  return ncclSuccess;
+}
+
+const char* pncclGetErrorString(ncclResult_t result) {
+  switch (result) {
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError: return "internal error - please report this issue to the chorus developers";
+    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError: return "remote process exited or there was a network error";
+    case ncclInProgress: return "NCCL operation in progress";
+    default: return "unknown result code";
+  }
+}
+
+const char* pncclGetLastError(ncclComm_t) {
+  std::lock_guard<std::mutex> lock(gErrorMutex);
+  tLastErrorCopy = gLastError;
+  return tLastErrorCopy.c_str();
+}
+
+ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  if (ncclResult_t r = report(checkComm(comm, "ncclCommGetAsyncError")); r != ncclSuccess) return r;
+  if (!asyncError) return report(chorus::invalidArgument("ncclCommGetAsyncError: asyncError is NULL"));
+  *asyncError = static_cast<ncclResult_t>(comm->comm->asyncError().code());
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) {
+  if (ncclResult_t r = report(checkComm(comm, "ncclCommCount")); r != ncclSuccess) return r;
+  if (!count) return report(chorus::invalidArgument("ncclCommCount: count is NULL"));
+  *count = comm->comm->size();
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) {
+  if (ncclResult_t r = report(checkComm(comm, "ncclCommCuDevice")); r != ncclSuccess) return r;
+  if (!device) return report(chorus::invalidArgument("ncclCommCuDevice: device is NULL"));
+  *device = -1;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) {
+  if (ncclResult_t r = report(checkComm(comm, "ncclCommUserRank")); r != ncclSuccess) return r;
+  if (!rank) return report(chorus::invalidArgument("ncclCommUserRank: rank is NULL"));
+  *rank = comm->comm->rank();
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommRegister(const ncclComm_t comm, void*, size_t, void** handle) {
+  if (ncclResult_t r = report(checkComm(comm, "ncclCommRegister")); r != ncclSuccess) return r;
+  if (!handle) return report(chorus::invalidArgument("ncclCommRegister: handle is NULL"));
+  *handle = nullptr;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) {
+  return report(checkComm(comm, "ncclCommDeregister"));
+}
+
+ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
+                                       ncclScalarResidence_t residence, ncclComm_t comm) {
+  if (ncclResult_t r = report(checkComm(comm, "ncclRedOpCreatePreMulSum")); r != ncclSuccess) return r;
+  if (ncclResult_t r = report(checkType(datatype, "ncclRedOpCreatePreMulSum")); r != ncclSuccess) return r;
+  if (!op || !scalar) return report(chorus::invalidArgument("ncclRedOpCreatePreMulSum: op or scalar is NULL"));
+  if (residence != ncclScalarDevice && residence != ncclScalarHostImmediate) {
+    return report(chorus::invalidArgument("ncclRedOpCreatePreMulSum: invalid residence"));
+  }
+  ncclComm::PreMulOp p{true, datatype, residence, chorus::capi::scalarValue(scalar, datatype), scalar};
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  size_t index = 0;
+  while (index < comm->preMulOps.size() && comm->preMulOps[index].inUse) ++index;
+  if (index == comm->preMulOps.size()) comm->preMulOps.push_back(p);
+  else comm->preMulOps[index] = p;
+  *op = static_cast<ncclRedOp_t>(ncclNumOps + static_cast<int>(index));
+  return ncclSuccess;
+}
+
+ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+  if (ncclResult_t r = report(checkComm(comm, "ncclRedOpDestroy")); r != ncclSuccess) return r;
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  int v = static_cast<int>(op);
+  size_t index = static_cast<size_t>(v - ncclNumOps);
+  if (v < ncclNumOps || index >= comm->preMulOps.size() || !comm->preMulOps[index].inUse) {
+    return report(chorus::invalidArgument("ncclRedOpDestroy: op " + std::to_string(v) + " was not created here"));
+  }
+  comm->preMulOps[index].inUse = false;
+  return ncclSuccess;
+}
+
+#define CHORUS_CHECK(expr)                        \
+  do {                                            \
+    ncclResult_t r_ = report(expr);               \
+    if (r_ != ncclSuccess) return r_;             \
+  } while (0)
+
+ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t) {
+  CHORUS_CHECK(checkComm(comm, "ncclAllReduce"));
+  CHORUS_CHECK(checkType(datatype, "ncclAllReduce"));
+  RedOp o;
+  CHORUS_CHECK(resolveOp(comm, op, datatype, "ncclAllReduce", &o));
+  return report(comm->comm->allReduce(sendbuff, recvbuff, count, dt(datatype), o));
+}
+
+ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t) {
+  CHORUS_CHECK(checkComm(comm, "ncclReduceScatter"));
+  CHORUS_CHECK(checkType(datatype, "ncclReduceScatter"));
+  RedOp o;
+  CHORUS_CHECK(resolveOp(comm, op, datatype, "ncclReduceScatter", &o));
+  return report(comm->comm->reduceScatter(sendbuff, recvbuff, recvcount, dt(datatype), o));
+}
+
+ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                         int root, ncclComm_t comm, cudaStream_t) {
+  CHORUS_CHECK(checkComm(comm, "ncclReduce"));
+  CHORUS_CHECK(checkType(datatype, "ncclReduce"));
+  RedOp o;
+  CHORUS_CHECK(resolveOp(comm, op, datatype, "ncclReduce", &o));
+  return report(comm->comm->reduce(sendbuff, recvbuff, count, dt(datatype), o, root));
+}
+
+ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                            ncclComm_t comm, cudaStream_t) {
+  CHORUS_CHECK(checkComm(comm, "ncclAllGather"));
+  CHORUS_CHECK(checkType(datatype, "ncclAllGather"));
+  return report(comm->comm->allGather(sendbuff, recvbuff, sendcount, dt(datatype)));
+}
+
+ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                            ncclComm_t comm, cudaStream_t) {
+  CHORUS_CHECK(checkComm(comm, "ncclBroadcast"));
+  CHORUS_CHECK(checkType(datatype, "ncclBroadcast"));
+  return report(comm->comm->broadcast(sendbuff, recvbuff, count, dt(datatype), root));
+}
+
+ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                        cudaStream_t stream) {
+  return pncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+}
+
+ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t) {
+  CHORUS_CHECK(checkComm(comm, "ncclAlltoAll"));
+  CHORUS_CHECK(checkType(datatype, "ncclAlltoAll"));
+  return report(comm->comm->alltoAll(sendbuff, recvbuff, count, dt(datatype)));
+}
+
+ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t) {
+  CHORUS_CHECK(checkComm(comm, "ncclGather"));
+  CHORUS_CHECK(checkType(datatype, "ncclGather"));
+  return report(comm->comm->gather(sendbuff, recvbuff, count, dt(datatype), root));
+}
+
+ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                          ncclComm_t comm, cudaStream_t) {
+  CHORUS_CHECK(checkComm(comm, "ncclScatter"));
+  CHORUS_CHECK(checkType(datatype, "ncclScatter"));
+  return report(comm->comm->scatter(sendbuff, recvbuff, count, dt(datatype), root));
+}
+
+ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                       cudaStream_t) {
+  CHORUS_CHECK(checkComm(comm, "ncclSend"));
+  CHORUS_CHECK(checkType(datatype, "ncclSend"));
+  return report(comm->comm->send(sendbuff, count, dt(datatype), peer));
+}
+
+ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                       cudaStream_t) {
+  CHORUS_CHECK(checkComm(comm, "ncclRecv"));
+  CHORUS_CHECK(checkType(datatype, "ncclRecv"));
+  return report(comm->comm->recv(recvbuff, count, dt(datatype), peer));
+}
+
+ncclResult_t pncclGroupStart(void) { return report(chorus::groupStart()); }
+ncclResult_t pncclGroupEnd(void) { return report(chorus::groupEnd()); }
+
+ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t*) {
+  return report(chorus::invalidUsage("ncclGroupSimulateEnd is not supported by chorus"));
+}
+
+CHORUS_NCCL_ALIAS(ncclMemAlloc)
+CHORUS_NCCL_ALIAS(ncclMemFree)
+CHORUS_NCCL_ALIAS(ncclGetVersion)
+CHORUS_NCCL_ALIAS(ncclGetUniqueId)
+CHORUS_NCCL_ALIAS(ncclCommInitRankConfig)
+CHORUS_NCCL_ALIAS(ncclCommInitRank)
+CHORUS_NCCL_ALIAS(ncclCommInitRankScalable)
+CHORUS_NCCL_ALIAS(ncclCommInitAll)
+CHORUS_NCCL_ALIAS(ncclCommFinalize)
+CHORUS_NCCL_ALIAS(ncclCommDestroy)
+CHORUS_NCCL_ALIAS(ncclCommAbort)
+CHORUS_NCCL_ALIAS(ncclCommSplit)
+CHORUS_NCCL_ALIAS(ncclGetErrorString)
+CHORUS_NCCL_ALIAS(ncclGetLastError)
+CHORUS_NCCL_ALIAS(ncclCommGetAsyncError)
+CHORUS_NCCL_ALIAS(ncclCommCount)
+CHORUS_NCCL_ALIAS(ncclCommCuDevice)
+CHORUS_NCCL_ALIAS(ncclCommUserRank)
+CHORUS_NCCL_ALIAS(ncclCommRegister)
+CHORUS_NCCL_ALIAS(ncclCommDeregister)
+CHORUS_NCCL_ALIAS(ncclRedOpCreatePreMulSum)
+CHORUS_NCCL_ALIAS(ncclRedOpDestroy)
+CHORUS_NCCL_ALIAS(ncclAllReduce)
+CHORUS_NCCL_ALIAS(ncclReduceScatter)
+CHORUS_NCCL_ALIAS(ncclReduce)
+CHORUS_NCCL_ALIAS(ncclAllGather)
+CHORUS_NCCL_ALIAS(ncclBroadcast)
+CHORUS_NCCL_ALIAS(ncclBcast)
+CHORUS_NCCL_ALIAS(ncclAlltoAll)
+CHORUS_NCCL_ALIAS(ncclGather)
+CHORUS_NCCL_ALIAS(ncclScatter)
+CHORUS_NCCL_ALIAS(ncclSend)
+CHORUS_NCCL_ALIAS(ncclRecv)
+CHORUS_NCCL_ALIAS(ncclGroupStart)
+CHORUS_NCCL_ALIAS(ncclGroupEnd)
+CHORUS_NCCL_ALIAS(ncclGroupSimulateEnd)
+
+}  // extern "C"

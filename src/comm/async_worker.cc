@@ -1,0 +1,71 @@
+#include "comm/async_worker.hpp"
+
+namespace chorus {
+
+AsyncWorker::~AsyncWorker() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Request AsyncWorker::submit(std::function<Status()> work) {
+  auto state = std::make_shared<detail::RequestState>();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back({std::move(work), state});
+    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  }
+  cv_.notify_all();
+  return Request(state);
+}
+
+void AsyncWorker::drain() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
+}
+
+Status AsyncWorker::firstError() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return firstError_;
+}
+
+void AsyncWorker::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing left to run
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    Status st = item.work();
+    {
+      std::lock_guard<std::mutex> stateLock(item.state->mutex);
+      item.state->status = st;
+      item.state->done = true;
+    }
+    item.state->cv.notify_all();
+    lock.lock();
+    if (!st.isOk() && firstError_.isOk()) firstError_ = st;
+    busy_ = false;
+    cv_.notify_all();
+  }
+}
+
+Status Request::wait() {
+  if (!state_) return Status::ok();
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  state_->cv.wait(lock, [this] { return state_->done; });
+  return state_->status;
+}
+
+bool Request::test() const {
+  if (!state_) return true;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->done;
+}
+
+}  // namespace chorus

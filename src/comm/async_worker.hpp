@@ -1,0 +1,48 @@
+// The thread behind a communicator's *Async calls: runs submitted work in order and completes Requests.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "chorus/request.hpp"
+
+namespace chorus {
+
+namespace detail {
+struct RequestState {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  Status status;
+};
+}  // namespace detail
+
+class AsyncWorker {
+ public:
+  ~AsyncWorker();
+  /// Queues `work`; the thread starts on first use.
+  Request submit(std::function<Status()> work);
+  /// Waits until everything submitted so far has run.
+  void drain();
+  Status firstError() const;
+
+ private:
+  void loop();
+  struct Item {
+    std::function<Status()> work;
+    std::shared_ptr<detail::RequestState> state;
+  };
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  Status firstError_;
+  std::thread thread_;
+};
+
+}  // namespace chorus

@@ -1,0 +1,255 @@
+#include "comm/comm_impl.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "bootstrap/host_id.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
+#include "kernels/reduce.hpp"
+#include "transports/fifo_connection.hpp"
+
+namespace chorus {
+
+using transport::Connection;
+using transport::PeerInfo;
+
+namespace {
+
+std::string encode(const PeerInfo& p) {
+  std::ostringstream os;
+  os << p.rank << '\n' << p.hostId << '\n' << p.pid << '\n' << p.processToken << '\n' << p.tcpAddress;
+  return os.str();
+}
+
+Status decode(const std::string& blob, PeerInfo* p) {
+  std::istringstream is(blob);
+  std::string rank, pid, token;
+  if (!std::getline(is, rank) || !std::getline(is, p->hostId) || !std::getline(is, pid) ||
+      !std::getline(is, token) || !std::getline(is, p->tcpAddress)) {
+    return internalError("malformed peer info from the bootstrap store");
+  }
+  p->rank = std::stoi(rank);
+  p->pid = std::stoi(pid);
+  p->processToken = std::stoull(token);
+  return Status::ok();
+}
+
+// Each rank's FIFOs share a memory budget, so FIFOs shrink as the communicator grows (64 KiB at least).
+size_t fifoBytesFor(int64_t configured, int nranks) {
+  constexpr size_t kBudget = 64 << 20, kMin = 64 << 10;
+  size_t perPeer = nranks > 1 ? kBudget / static_cast<size_t>(nranks - 1) : kBudget;
+  size_t bytes = std::min(static_cast<size_t>(configured), perPeer);
+  bytes = std::max(bytes, kMin);
+  return bytes & ~static_cast<size_t>(4095);
+}
+
+// A connection from a rank to itself (send/recv to self): one FIFO that is both ends.
+std::unique_ptr<Connection> selfConnection(int rank, size_t fifoBytes) {
+  std::shared_ptr<void> memory(aligned_alloc(64, transport::Fifo::bytesFor(fifoBytes)), free);
+  transport::Fifo fifo(memory.get(), fifoBytes, true);
+  return std::make_unique<transport::FifoConnection>(memory, fifo, fifo, rank, 0, "self");
+}
+
+}  // namespace
+
+CommImpl::~CommImpl() { worker_.drain(); }
+
+Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
+  bootstrap_ = std::move(bootstrap);
+  rank_ = bootstrap_->rank();
+  nranks_ = bootstrap_->nranks();
+  log::RankScope scope(rank_);
+  Status st = connectPeers();
+  if (!st.isOk()) {
+    CHORUS_WARN(kInit, "init of rank %d/%d failed: %s", rank_, nranks_, st.message().c_str());
+    return st;
+  }
+  initialized_ = true;
+  CHORUS_INFO(kInit, "rank %d/%d ready", rank_, nranks_);
+  return Status::ok();
+}
+
+Status CommImpl::connectPeers() {
+  const Settings& cfg = settings();
+  PeerInfo mine;
+  mine.rank = rank_;
+  mine.hostId = bootstrap::hostId();
+  mine.pid = getpid();
+  mine.processToken = bootstrap::processToken();
+  CHORUS_TRY(transport::makeTcpTransport(&tcp_, &mine.tcpAddress));
+
+  std::vector<std::string> blobs;
+  CHORUS_TRY(bootstrap_->allGather("peers", encode(mine), &blobs));
+  peers_.resize(nranks_);
+  for (int r = 0; r < nranks_; ++r) CHORUS_TRY(decode(blobs[r], &peers_[r]));
+
+  // One transport per peer: forced by CHORUS_TRANSPORT, else the closest one both sides can use.
+  std::map<std::string, std::vector<int>> byTransport;
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_) continue;
+    const PeerInfo& p = peers_[r];
+    std::string choice = cfg.transport;
+    if (choice.empty()) {
+      if (p.processToken == mine.processToken) choice = "loopback";
+      else if (p.hostId == mine.hostId) choice = "shm";
+      else choice = "tcp";
+    }
+    if (choice == "loopback" && p.processToken != mine.processToken) {
+      return invalidUsage("CHORUS_TRANSPORT=loopback, but rank " + std::to_string(r) + " is another process");
+    }
+    if (choice == "shm" && p.hostId != mine.hostId) {
+      return invalidUsage("CHORUS_TRANSPORT=shm, but rank " + std::to_string(r) + " is on host " + p.hostId);
+    }
+    if (choice != "loopback" && choice != "shm" && choice != "tcp") {
+      return invalidArgument("CHORUS_TRANSPORT='" + choice + "' is not one of loopback, shm, tcp");
+    }
+    byTransport[choice].push_back(r);
+  }
+
+  connections_.resize(nranks_);
+  connections_[rank_] = selfConnection(rank_, fifoBytesFor(cfg.loopbackBufferBytes, 2));
+  // Every rank walks the transports in the same (sorted) order; each transport's setup is deadlock-free by itself.
+  for (const char* name : {"loopback", "shm", "tcp"}) {
+    auto it = byTransport.find(name);
+    if (it == byTransport.end()) continue;
+    std::unique_ptr<transport::Transport> owned;
+    transport::Transport* t = nullptr;
+    int64_t configured = cfg.tcpBufferBytes;
+    if (it->first == "loopback") {
+      owned = transport::makeLoopbackTransport();
+      configured = cfg.loopbackBufferBytes;
+    } else if (it->first == "shm") {
+      owned = transport::makeShmTransport();
+      configured = cfg.shmBufferBytes;
+    }
+    t = owned ? owned.get() : tcp_.get();
+    transport::ConnectContext ctx{rank_, nranks_, bootstrap_->commHash(), bootstrap_.get(), &peers_,
+                                  fifoBytesFor(configured, nranks_)};
+    std::vector<std::unique_ptr<Connection>> conns;
+    CHORUS_TRY(t->connect(ctx, it->second, &conns));
+    for (size_t i = 0; i < conns.size(); ++i) connections_[it->second[i]] = std::move(conns[i]);
+  }
+  tcp_.reset();  // all tcp connections exist now: close the listener
+  return bootstrap_->barrier("ready");
+}
+
+std::byte* CommImpl::scratch(size_t bytes) {
+  if (scratch_.size() < bytes) {
+    scratch_.clear();
+    scratch_.shrink_to_fit();
+    scratch_.resize(bytes);
+  }
+  return scratch_.data();
+}
+
+Status CommImpl::prepare(std::vector<Operation> ops, Prepared* out) {
+  if (!initialized_) return invalidUsage("communicator is not initialized");
+  if (aborted_) return invalidUsage("communicator was aborted");
+  std::string what = algo::collName(ops.front().type);
+  if (ops.size() > 1) what = "group of " + std::to_string(ops.size()) + " operations starting with " + what;
+  what += " #" + std::to_string(++sequence_);
+  out->execution = std::make_unique<engine::Execution>(
+      rank_, what, [this](int peer) { return connection(peer); }, &aborted_);
+
+  // Plans first, to size one scratch area for the whole call.
+  std::vector<algo::Plan> plans;
+  std::vector<size_t> scratchOffsets, premulOffsets;
+  size_t scratchTotal = 0;
+  for (const Operation& op : ops) {
+    algo::CollShape shape{op.type, nranks_, rank_, op.count, dataTypeSize(op.dtype), op.root,
+                          op.sendCounts, op.sendDispls, op.recvCounts, op.recvDispls};
+    const algo::Algorithm* a = algo::findAlgorithm(op.type);
+    if (!a) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
+    plans.push_back(a->generate(shape));
+    scratchOffsets.push_back(scratchTotal);
+    scratchTotal += (plans.back().scratchBytes + 63) & ~size_t{63};
+    // PreMulSum scales this rank's input into scratch before the reduction starts.
+    size_t premul = op.op.kind == RedOpKind::kPreMulSum ? reductionInputCount(op, rank_, nranks_) : 0;
+    premulOffsets.push_back(scratchTotal);
+    scratchTotal += (premul * dataTypeSize(op.dtype) + 63) & ~size_t{63};
+  }
+  std::byte* base = scratch(scratchTotal);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
+    engine::Binding b{op.send, op.recv, base + scratchOffsets[i], kernels::reduceFunction(op.dtype, op.op.kind),
+                      dataTypeSize(op.dtype)};
+    size_t premul = op.op.kind == RedOpKind::kPreMulSum ? reductionInputCount(op, rank_, nranks_) : 0;
+    if (premul > 0) {
+      kernels::scale(base + premulOffsets[i], op.send, premul, op.dtype, op.op.scalar);
+      b.send = base + premulOffsets[i];
+    }
+    out->execution->append(plans[i], b);
+  }
+  out->ops = std::move(ops);
+  return Status::ok();
+}
+
+void CommImpl::complete(Prepared& prepared) {
+  for (const Operation& op : prepared.ops) {
+    if (op.op.kind != RedOpKind::kAvg) continue;
+    size_t n = reductionOutputCount(op, rank_, nranks_);
+    if (n > 0) kernels::divide(op.recv, n, op.dtype, nranks_);
+  }
+}
+
+Status CommImpl::execute(std::vector<Operation> ops) {
+  worker_.drain();
+  log::RankScope scope(rank_);
+  std::lock_guard<std::mutex> lock(executionMutex_);
+  Prepared prepared;
+  CHORUS_TRY(prepare(std::move(ops), &prepared));
+  CHORUS_TRY(engine::run({prepared.execution.get()}));
+  complete(prepared);
+  return Status::ok();
+}
+
+Request CommImpl::submit(Operation op) {
+  return worker_.submit([this, op]() mutable {
+    log::RankScope scope(rank_);
+    std::lock_guard<std::mutex> lock(executionMutex_);
+    Prepared prepared;
+    std::vector<Operation> ops{std::move(op)};
+    CHORUS_TRY(prepare(std::move(ops), &prepared));
+    CHORUS_TRY(engine::run({prepared.execution.get()}));
+    complete(prepared);
+    return Status::ok();
+  });
+}
+
+Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
+  worker_.drain();
+  const std::string tag = "split" + std::to_string(splits_++);
+  std::vector<std::string> all;
+  CHORUS_TRY(bootstrap_->allGather(tag, std::to_string(color) + " " + std::to_string(key), &all));
+  std::vector<std::tuple<int, int>> members;  // (key, old rank) of my color
+  for (int r = 0; r < nranks_; ++r) {
+    int c = 0, k = 0;
+    std::istringstream(all[r]) >> c >> k;
+    if (c == color) members.emplace_back(k, r);
+  }
+  out->reset();
+  if (color < 0) return Status::ok();
+  std::sort(members.begin(), members.end());
+  int newRank = 0;
+  for (size_t i = 0; i < members.size(); ++i)
+    if (std::get<1>(members[i]) == rank_) newRank = static_cast<int>(i);
+  auto child = std::make_unique<CommImpl>();
+  CHORUS_TRY(child->init(
+      bootstrap_->child(tag + "/" + std::to_string(color), static_cast<int>(members.size()), newRank)));
+  *out = std::move(child);
+  return Status::ok();
+}
+
+void CommImpl::abort() {
+  aborted_.store(true);
+  // Closing tells the peers at once; their waits end with an error naming this rank.
+  for (auto& c : connections_)
+    if (c) c->close();
+}
+
+}  // namespace chorus

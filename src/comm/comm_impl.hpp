@@ -1,0 +1,76 @@
+// The state behind a Communicator: identity, peers, one connection per peer, and the code that turns
+// Operations into an engine Execution and back.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "comm/async_worker.hpp"
+#include "comm/operation.hpp"
+#include "engine/execution.hpp"
+#include "transports/transport.hpp"
+
+namespace chorus {
+
+class CommImpl {
+ public:
+  CommImpl() = default;
+  ~CommImpl();
+
+  /// Connects this rank to every peer of the communicator described by `bootstrap`.
+  Status init(std::unique_ptr<bootstrap::Bootstrap> bootstrap);
+  bool initialized() const { return initialized_; }
+
+  int rank() const { return rank_; }
+  int size() const { return nranks_; }
+
+  /// Operations of one call or one group, turned into an Execution ready for engine::run.
+  struct Prepared {
+    std::unique_ptr<engine::Execution> execution;
+    std::vector<Operation> ops;
+  };
+  /// Builds the execution for `ops` (validated already). Must be followed by complete().
+  Status prepare(std::vector<Operation> ops, Prepared* out);
+  /// Post-processing after the engine finished (avg division).
+  void complete(Prepared& prepared);
+
+  /// Runs `ops` in the calling thread, after any queued async work.
+  Status execute(std::vector<Operation> ops);
+  Request submit(Operation op);
+
+  /// Collective split over this communicator (see Communicator::split).
+  Status split(int color, int key, std::unique_ptr<CommImpl>* out);
+
+  void abort();
+  bool aborted() const { return aborted_.load(); }
+  Status asyncError() const { return worker_.firstError(); }
+
+  /// Held while an execution of this communicator runs (connections are single-threaded).
+  std::mutex& executionMutex() { return executionMutex_; }
+  void waitForAsyncWork() { worker_.drain(); }
+
+ private:
+  Status connectPeers();
+  transport::Connection* connection(int peer) { return connections_[peer].get(); }
+  std::byte* scratch(size_t bytes);
+
+  int rank_ = 0;
+  int nranks_ = 0;
+  bool initialized_ = false;
+  std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
+  std::vector<transport::PeerInfo> peers_;
+  std::vector<std::unique_ptr<transport::Connection>> connections_;  // by rank; [rank_] loops back to itself
+  std::unique_ptr<transport::Transport> tcp_;
+  std::atomic<bool> aborted_{false};
+  uint64_t sequence_ = 0;
+  int splits_ = 0;
+  std::mutex executionMutex_;
+  std::vector<std::byte, std::allocator<std::byte>> scratch_;
+  AsyncWorker worker_;
+};
+
+}  // namespace chorus

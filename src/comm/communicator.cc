@@ -1,0 +1,182 @@
+#include "chorus/communicator.hpp"
+
+#include "bootstrap/launcher.hpp"
+#include "comm/comm_impl.hpp"
+#include "comm/group.hpp"
+#include "core/log.hpp"
+
+namespace chorus {
+
+using algo::CollType;
+
+namespace {
+
+Operation makeOp(CollType type, const void* send, void* recv, size_t count, DataType dtype, RedOp op = {},
+                 int root = 0) {
+  Operation o;
+  o.type = type;
+  o.send = send;
+  o.recv = recv;
+  o.count = count;
+  o.dtype = dtype;
+  o.op = op;
+  o.root = root;
+  return o;
+}
+
+}  // namespace
+
+Communicator::Communicator(std::unique_ptr<CommImpl> impl) : impl_(std::move(impl)) {}
+Communicator::~Communicator() = default;
+
+Status Communicator::create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out) {
+  if (!out) return invalidArgument("create: null output");
+  if (nranks < 1) return invalidArgument("create: nranks " + std::to_string(nranks) + " < 1");
+  if (rank < 0 || rank >= nranks) {
+    return invalidArgument("create: rank " + std::to_string(rank) + " outside [0, " + std::to_string(nranks) + ")");
+  }
+  auto comm = std::unique_ptr<Communicator>(new Communicator(std::make_unique<CommImpl>()));
+  CommImpl* impl = comm->impl_.get();
+  auto init = [impl, id, nranks, rank]() -> Status {
+    std::unique_ptr<bootstrap::Bootstrap> bs;
+    CHORUS_TRY(bootstrap::Bootstrap::join(id, nranks, rank, &bs));
+    return impl->init(std::move(bs));
+  };
+  *out = std::move(comm);
+  if (group::active()) {
+    group::deferInit(init);
+    return Status::ok();
+  }
+  Status st = init();
+  if (!st.isOk()) out->reset();
+  return st;
+}
+
+Status Communicator::createFromEnvironment(std::unique_ptr<Communicator>* out) {
+  bootstrap::LaunchInfo info;
+  if (!bootstrap::detectLauncher(&info)) {
+    return invalidUsage("no launcher environment found (torchrun RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, SLURM_*, PMI_*)");
+  }
+  UniqueId id;
+  CHORUS_TRY(bootstrap::launchUniqueId(info, &id));
+  Status st = create(id, info.size, info.rank, out);
+  bootstrap::removeRendezvousFile(info);
+  return st;
+}
+
+Status Communicator::createLocal(int nranks, std::vector<std::unique_ptr<Communicator>>* out) {
+  if (nranks < 1) return invalidArgument("createLocal: nranks " + std::to_string(nranks) + " < 1");
+  UniqueId id;
+  CHORUS_TRY(UniqueId::create(&id));
+  out->clear();
+  out->resize(nranks);
+  CHORUS_TRY(groupStart());
+  for (int r = 0; r < nranks; ++r) {
+    Status st = create(id, nranks, r, &(*out)[r]);
+    if (!st.isOk()) {
+      (void)groupEnd();
+      return st;
+    }
+  }
+  return groupEnd();
+}
+
+Status Communicator::split(int color, int key, std::unique_ptr<Communicator>* out) {
+  if (!out) return invalidArgument("split: null output");
+  std::unique_ptr<CommImpl> child;
+  CHORUS_TRY(impl_->split(color, key, &child));
+  out->reset(child ? new Communicator(std::move(child)) : nullptr);
+  return Status::ok();
+}
+
+int Communicator::rank() const { return impl_->rank(); }
+int Communicator::size() const { return impl_->size(); }
+void Communicator::abort() { impl_->abort(); }
+Status Communicator::asyncError() const { return impl_->asyncError(); }
+
+namespace {
+Status run(CommImpl& impl, Operation op) {
+  if (!impl.initialized()) return invalidUsage("communicator is not initialized (did its init fail?)");
+  CHORUS_TRY(validate(op, impl.rank(), impl.size()));
+  if (group::active()) {
+    group::deferOperation(&impl, std::move(op));
+    return Status::ok();
+  }
+  std::vector<Operation> ops;
+  ops.push_back(std::move(op));
+  return impl.execute(std::move(ops));
+}
+
+Request runAsync(CommImpl& impl, Operation op) {
+  Status st = impl.initialized() ? validate(op, impl.rank(), impl.size()) : invalidUsage("not initialized");
+  if (!st.isOk()) {
+    auto state = std::make_shared<detail::RequestState>();
+    state->done = true;
+    state->status = st;
+    return Request(state);
+  }
+  return impl.submit(std::move(op));
+}
+}  // namespace
+
+Status Communicator::allReduce(const void* send, void* recv, size_t count, DataType type, RedOp op) {
+  return run(*impl_, makeOp(CollType::kAllReduce, send, recv, count, type, op));
+}
+Status Communicator::reduceScatter(const void* send, void* recv, size_t recvCount, DataType type, RedOp op) {
+  return run(*impl_, makeOp(CollType::kReduceScatter, send, recv, recvCount, type, op));
+}
+Status Communicator::allGather(const void* send, void* recv, size_t sendCount, DataType type) {
+  return run(*impl_, makeOp(CollType::kAllGather, send, recv, sendCount, type));
+}
+Status Communicator::alltoAll(const void* send, void* recv, size_t count, DataType type) {
+  return run(*impl_, makeOp(CollType::kAlltoAll, send, recv, count, type));
+}
+Status Communicator::alltoAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
+                               const size_t* recvCounts, const size_t* recvDispls, DataType type) {
+  if (!sendCounts || !sendDispls || !recvCounts || !recvDispls) {
+    return invalidArgument("AlltoAllv: null counts or displacements");
+  }
+  Operation op = makeOp(CollType::kAlltoAllv, send, recv, 0, type);
+  const size_t n = static_cast<size_t>(size());
+  op.sendCounts.assign(sendCounts, sendCounts + n);
+  op.sendDispls.assign(sendDispls, sendDispls + n);
+  op.recvCounts.assign(recvCounts, recvCounts + n);
+  op.recvDispls.assign(recvDispls, recvDispls + n);
+  return run(*impl_, std::move(op));
+}
+Status Communicator::broadcast(const void* send, void* recv, size_t count, DataType type, int root) {
+  return run(*impl_, makeOp(CollType::kBroadcast, send, recv, count, type, {}, root));
+}
+Status Communicator::reduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root) {
+  return run(*impl_, makeOp(CollType::kReduce, send, recv, count, type, op, root));
+}
+Status Communicator::gather(const void* send, void* recv, size_t count, DataType type, int root) {
+  return run(*impl_, makeOp(CollType::kGather, send, recv, count, type, {}, root));
+}
+Status Communicator::scatter(const void* send, void* recv, size_t count, DataType type, int root) {
+  return run(*impl_, makeOp(CollType::kScatter, send, recv, count, type, {}, root));
+}
+Status Communicator::send(const void* buf, size_t count, DataType type, int peer) {
+  return run(*impl_, makeOp(CollType::kSend, buf, nullptr, count, type, {}, peer));
+}
+Status Communicator::recv(void* buf, size_t count, DataType type, int peer) {
+  return run(*impl_, makeOp(CollType::kRecv, nullptr, buf, count, type, {}, peer));
+}
+
+Request Communicator::allReduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op) {
+  return runAsync(*impl_, makeOp(CollType::kAllReduce, send, recv, count, type, op));
+}
+Request Communicator::reduceScatterAsync(const void* send, void* recv, size_t recvCount, DataType type, RedOp op) {
+  return runAsync(*impl_, makeOp(CollType::kReduceScatter, send, recv, recvCount, type, op));
+}
+Request Communicator::allGatherAsync(const void* send, void* recv, size_t sendCount, DataType type) {
+  return runAsync(*impl_, makeOp(CollType::kAllGather, send, recv, sendCount, type));
+}
+Request Communicator::alltoAllAsync(const void* send, void* recv, size_t count, DataType type) {
+  return runAsync(*impl_, makeOp(CollType::kAlltoAll, send, recv, count, type));
+}
+Request Communicator::broadcastAsync(const void* send, void* recv, size_t count, DataType type, int root) {
+  return runAsync(*impl_, makeOp(CollType::kBroadcast, send, recv, count, type, {}, root));
+}
+
+}  // namespace chorus

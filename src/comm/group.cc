@@ -1,0 +1,85 @@
+#include "comm/group.hpp"
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "chorus/communicator.hpp"
+#include "core/log.hpp"
+
+namespace chorus {
+namespace {
+
+struct GroupState {
+  int depth = 0;
+  std::vector<std::function<Status()>> inits;
+  std::vector<std::pair<CommImpl*, Operation>> ops;
+};
+
+thread_local GroupState tGroup;
+
+// Inits are collective: ranks created from one thread must run them concurrently.
+Status runInits(std::vector<std::function<Status()>>& inits) {
+  if (inits.size() == 1) return inits[0]();
+  std::vector<Status> results(inits.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < inits.size(); ++i) threads.emplace_back([&, i] { results[i] = inits[i](); });
+  for (auto& t : threads) t.join();
+  for (auto& st : results)
+    if (!st.isOk()) return st;
+  return Status::ok();
+}
+
+Status runOperations(std::vector<std::pair<CommImpl*, Operation>>& queued) {
+  // One execution per communicator, holding its operations in call order.
+  std::vector<CommImpl*> comms;
+  std::map<CommImpl*, std::vector<Operation>> byComm;
+  for (auto& [comm, op] : queued) {
+    if (!byComm.count(comm)) comms.push_back(comm);
+    byComm[comm].push_back(std::move(op));
+  }
+  for (CommImpl* c : comms) c->waitForAsyncWork();
+  // Lock in address order so two threads grouping overlapping communicators cannot deadlock.
+  std::vector<CommImpl*> lockOrder = comms;
+  std::sort(lockOrder.begin(), lockOrder.end());
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (CommImpl* c : lockOrder) locks.emplace_back(c->executionMutex());
+
+  std::vector<CommImpl::Prepared> prepared(comms.size());
+  std::vector<engine::Execution*> executions;
+  for (size_t i = 0; i < comms.size(); ++i) {
+    CHORUS_TRY(comms[i]->prepare(std::move(byComm[comms[i]]), &prepared[i]));
+    executions.push_back(prepared[i].execution.get());
+  }
+  log::RankScope scope(comms.size() == 1 ? comms[0]->rank() : -1);
+  CHORUS_TRY(engine::run(executions));
+  for (size_t i = 0; i < comms.size(); ++i) comms[i]->complete(prepared[i]);
+  return Status::ok();
+}
+
+}  // namespace
+
+namespace group {
+bool active() { return tGroup.depth > 0; }
+void deferInit(std::function<Status()> init) { tGroup.inits.push_back(std::move(init)); }
+void deferOperation(CommImpl* comm, Operation op) { tGroup.ops.emplace_back(comm, std::move(op)); }
+}  // namespace group
+
+Status groupStart() {
+  ++tGroup.depth;
+  return Status::ok();
+}
+
+Status groupEnd() {
+  if (tGroup.depth == 0) return invalidUsage("groupEnd without a matching groupStart");
+  if (--tGroup.depth > 0) return Status::ok();
+  auto inits = std::move(tGroup.inits);
+  auto ops = std::move(tGroup.ops);
+  tGroup.inits.clear();
+  tGroup.ops.clear();
+  if (!inits.empty()) CHORUS_TRY(runInits(inits));
+  if (!ops.empty()) CHORUS_TRY(runOperations(ops));
+  return Status::ok();
+}
+
+}  // namespace chorus

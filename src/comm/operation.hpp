@@ -1,0 +1,31 @@
+// One collective or point-to-point call as data, before it becomes a plan; and its argument checks.
+#pragma once
+
+#include <vector>
+
+#include "algorithms/plan.hpp"
+#include "chorus/status.hpp"
+#include "chorus/types.hpp"
+
+namespace chorus {
+
+struct Operation {
+  algo::CollType type = algo::CollType::kAllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  DataType dtype = DataType::kFloat32;
+  RedOp op;
+  int root = 0;  // root, or the peer of send/recv
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;  // AlltoAllv
+};
+
+/// Checks the arguments of `op` for a rank of a communicator of `nranks`; the message names the bad argument.
+Status validate(const Operation& op, int rank, int nranks);
+
+/// Elements this rank contributes to a reduction (what pre-multiplication scales), 0 for non-reductions.
+size_t reductionInputCount(const Operation& op, int rank, int nranks);
+/// Elements of the reduced result this rank holds (what avg divides), 0 when none.
+size_t reductionOutputCount(const Operation& op, int rank, int nranks);
+
+}  // namespace chorus

@@ -1,0 +1,84 @@
+#include "core/settings.hpp"
+
+#include <cstdlib>
+#include <mutex>
+
+namespace chorus {
+namespace {
+
+const std::vector<SettingDoc> kDocs = {
+    {"CHORUS_DEBUG", "NCCL_DEBUG", "", "log level: WARN, INFO or TRACE"},
+    {"CHORUS_DEBUG_SUBSYS", "NCCL_DEBUG_SUBSYS", "ALL", "comma list of INIT,COLL,BOOTSTRAP,TRANSPORT,ENGINE"},
+    {"CHORUS_DEBUG_FILE", "NCCL_DEBUG_FILE", "", "log to this file instead of stderr (%h host, %p pid)"},
+    {"CHORUS_TIMEOUT", "", "300", "seconds any wait may last before it fails with a timeout error"},
+    {"CHORUS_TRANSPORT", "", "", "force one transport for every peer: loopback, shm or tcp"},
+    {"CHORUS_COMM_ID", "NCCL_COMM_ID", "", "host:port of the rendezvous root for the environment launchers"},
+    {"CHORUS_HOST_ID", "NCCL_HOSTID", "", "host identity override (default hostname + boot id)"},
+    {"CHORUS_SHM_BUFFER", "", "4194304", "bytes of each shared-memory FIFO (one per direction per peer)"},
+    {"CHORUS_TCP_BUFFER", "", "4194304", "bytes of each tcp staging FIFO (one per direction per peer)"},
+    {"CHORUS_LOOPBACK_BUFFER", "", "4194304", "bytes of each in-process FIFO"},
+    {"CHORUS_TCP_SOCKETS", "", "2", "sockets per tcp peer; large transfers are striped across them"},
+    {"CHORUS_SOCKET_ADDR", "", "", "IPv4 address to listen on and advertise (default: first non-loopback)"},
+    {"CHORUS_SPIN", "", "20000", "polls before a waiting rank starts yielding the core"},
+};
+
+const char* lookup(const char* name, const char* alias) {
+  if (const char* v = getenv(name)) return v;
+  if (alias && *alias) return getenv(alias);
+  return nullptr;
+}
+
+std::string str(const char* name, const char* alias, const char* def) {
+  const char* v = lookup(name, alias);
+  return v ? v : def;
+}
+
+int64_t integer(const char* name, int64_t def) {
+  const char* v = lookup(name, nullptr);
+  if (!v || !*v) return def;
+  char* end = nullptr;
+  long long x = strtoll(v, &end, 0);
+  if (end && (*end == 'K' || *end == 'k')) x <<= 10;
+  if (end && (*end == 'M' || *end == 'm')) x <<= 20;
+  return x > 0 ? x : def;
+}
+
+Settings parse() {
+  Settings s;
+  s.debug = str("CHORUS_DEBUG", "NCCL_DEBUG", "");
+  s.debugSubsys = str("CHORUS_DEBUG_SUBSYS", "NCCL_DEBUG_SUBSYS", "");
+  s.debugFile = str("CHORUS_DEBUG_FILE", "NCCL_DEBUG_FILE", "");
+  const char* t = lookup("CHORUS_TIMEOUT", nullptr);
+  s.timeoutSeconds = (t && atof(t) > 0) ? atof(t) : 300.0;
+  s.transport = str("CHORUS_TRANSPORT", "", "");
+  s.commId = str("CHORUS_COMM_ID", "NCCL_COMM_ID", "");
+  s.hostId = str("CHORUS_HOST_ID", "NCCL_HOSTID", "");
+  s.shmBufferBytes = integer("CHORUS_SHM_BUFFER", 4 << 20);
+  s.tcpBufferBytes = integer("CHORUS_TCP_BUFFER", 4 << 20);
+  s.loopbackBufferBytes = integer("CHORUS_LOOPBACK_BUFFER", 4 << 20);
+  s.tcpSockets = integer("CHORUS_TCP_SOCKETS", 2);
+  s.socketIfAddr = str("CHORUS_SOCKET_ADDR", "", "");
+  s.spinIterations = integer("CHORUS_SPIN", 20000);
+  return s;
+}
+
+std::mutex gMutex;
+Settings* gSettings = nullptr;
+
+}  // namespace
+
+const Settings& settings() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  if (!gSettings) gSettings = new Settings(parse());
+  return *gSettings;
+}
+
+void reloadSettings() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  // The old object is leaked on purpose: other threads may still hold references to it.
+  gSettings = new Settings(parse());
+}
+
+const std::vector<SettingDoc>& settingDocs() { return kDocs; }
+
+}  // namespace chorus

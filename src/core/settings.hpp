@@ -1,0 +1,41 @@
+// The one registry of settings. Every knob chorus reads from the environment is declared in settings.cc with its
+// name, NCCL alias, default and documentation, and parsed once; leaf code reads the typed fields below.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace chorus {
+
+struct Settings {
+  std::string debug;              // CHORUS_DEBUG / NCCL_DEBUG
+  std::string debugSubsys;        // CHORUS_DEBUG_SUBSYS / NCCL_DEBUG_SUBSYS
+  std::string debugFile;          // CHORUS_DEBUG_FILE / NCCL_DEBUG_FILE
+  double timeoutSeconds = 300;    // CHORUS_TIMEOUT
+  std::string transport;          // CHORUS_TRANSPORT
+  std::string commId;             // CHORUS_COMM_ID / NCCL_COMM_ID
+  std::string hostId;             // CHORUS_HOST_ID / NCCL_HOSTID
+  int64_t shmBufferBytes = 0;     // CHORUS_SHM_BUFFER
+  int64_t tcpBufferBytes = 0;     // CHORUS_TCP_BUFFER
+  int64_t loopbackBufferBytes = 0;  // CHORUS_LOOPBACK_BUFFER
+  int64_t tcpSockets = 0;         // CHORUS_TCP_SOCKETS
+  std::string socketIfAddr;       // CHORUS_SOCKET_ADDR
+  int64_t spinIterations = 0;     // CHORUS_SPIN
+};
+
+/// One documented setting, for chorus-info and the README.
+struct SettingDoc {
+  const char* name;
+  const char* alias;  // NCCL name honoured too, or ""
+  const char* defaultValue;
+  const char* doc;
+};
+
+/// The settings of this process, parsed from the environment on first use.
+const Settings& settings();
+/// Re-reads the environment (tests change variables between cases).
+void reloadSettings();
+const std::vector<SettingDoc>& settingDocs();
+
+}  // namespace chorus

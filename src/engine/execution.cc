@@ -1,0 +1,265 @@
+#include "engine/execution.hpp"
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "core/deadline.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
+
+namespace chorus::engine {
+
+using algo::BufferKind;
+using algo::StepKind;
+
+namespace {
+
+// Every step occupies a multiple of 16 bytes of its stream, so each step starts 16-aligned and any contiguous
+// region the engine sees holds whole elements of any type.
+constexpr size_t kWireAlign = 16;
+size_t padded(size_t bytes) { return (bytes + kWireAlign - 1) & ~(kWireAlign - 1); }
+
+const std::byte* resolve(const Binding& b, const algo::Slice& s) {
+  switch (s.buffer) {
+    case BufferKind::kSend: return static_cast<const std::byte*>(b.send) + s.offset;
+    case BufferKind::kRecv: return static_cast<const std::byte*>(b.recv) + s.offset;
+    case BufferKind::kScratch: return static_cast<const std::byte*>(b.scratch) + s.offset;
+  }
+  return nullptr;
+}
+
+bool isSend(StepKind k) { return k == StepKind::kSend || k == StepKind::kSendSize; }
+bool isRecv(StepKind k) { return k == StepKind::kRecv || k == StepKind::kRecvReduce || k == StepKind::kRecvSize; }
+
+}  // namespace
+
+Execution::Execution(int rank, std::string description, std::function<transport::Connection*(int)> connection,
+                     const std::atomic<bool>* abortFlag)
+    : rank_(rank), description_(std::move(description)), connection_(std::move(connection)), abortFlag_(abortFlag) {}
+
+Execution::PeerQueues& Execution::queues(int peer) {
+  for (auto& [p, q] : peers_)
+    if (p == peer) return q;
+  peers_.emplace_back(peer, PeerQueues{});
+  peers_.back().second.connection = connection_(peer);
+  return peers_.back().second;
+}
+
+void Execution::append(const algo::Plan& plan, const Binding& binding) {
+  const int base = static_cast<int>(work_.size());
+  for (const algo::Step& s : plan.steps) {
+    Work w{s.kind,
+           s.peer,
+           resolve(binding, s.src),
+           const_cast<std::byte*>(resolve(binding, s.dst)),
+           s.bytes,
+           s.dep < 0 ? -1 : s.dep + base,
+           0,
+           false,
+           binding.reduce,
+           binding.elemSize};
+    const int index = static_cast<int>(work_.size());
+    work_.push_back(w);
+    ++remaining_;
+    if (isSend(s.kind)) {
+      queues(s.peer).sends.push_back(index);
+      drained_ = false;
+    } else if (isRecv(s.kind)) {
+      queues(s.peer).recvs.push_back(index);
+    } else {
+      locals_.push_back(index);
+    }
+  }
+}
+
+size_t Execution::depLimit(const Work& w) const {
+  if (w.dep < 0) return w.bytes;
+  const Work& d = work_[w.dep];
+  return d.complete ? w.bytes : std::min(w.bytes, d.wire);
+}
+
+void Execution::finish(Work& w) {
+  w.complete = true;
+  --remaining_;
+}
+
+Status Execution::advanceSend(Work& w, transport::Connection* c, bool* moved) {
+  if (w.kind == StepKind::kSendSize) {
+    auto space = c->sendSpace();
+    if (space.size() < kWireAlign) return Status::ok();
+    uint64_t header[2] = {w.bytes, 0};
+    memcpy(space.data(), header, sizeof(header));
+    c->commitSend(kWireAlign);
+    *moved = true;
+    finish(w);
+    return Status::ok();
+  }
+  const size_t total = padded(w.bytes);
+  while (w.wire < total) {
+    const size_t limit = depLimit(w);
+    // Padding goes out only with the last data bytes; partial progress stays on 16-byte boundaries.
+    const size_t allowed = limit == w.bytes ? total : (limit & ~(kWireAlign - 1));
+    if (w.wire >= allowed) break;
+    auto space = c->sendSpace();
+    if (space.empty()) break;
+    const size_t n = std::min(space.size(), allowed - w.wire);
+    if (w.wire < w.bytes) memcpy(space.data(), w.src + w.wire, std::min(n, w.bytes - w.wire));
+    c->commitSend(n);
+    w.wire += n;
+    *moved = true;
+  }
+  if (w.wire == total) finish(w);
+  return Status::ok();
+}
+
+Status Execution::advanceRecv(Work& w, transport::Connection* c, bool* moved) {
+  if (w.kind == StepKind::kRecvSize) {
+    auto data = c->recvData();
+    if (data.size() < kWireAlign) return Status::ok();
+    uint64_t header[2];
+    memcpy(header, data.data(), sizeof(header));
+    c->consumeRecv(kWireAlign);
+    *moved = true;
+    finish(w);
+    if (header[0] != w.bytes) {
+      return invalidUsage("Send/Recv mismatch: rank " + std::to_string(w.peer) + " sends " +
+                          std::to_string(header[0]) + " bytes, rank " + std::to_string(rank_) + " expects " +
+                          std::to_string(w.bytes));
+    }
+    return Status::ok();
+  }
+  const size_t total = padded(w.bytes);
+  while (w.wire < total) {
+    size_t limit = w.dep < 0 ? total : (depLimit(w) == w.bytes ? total : (depLimit(w) & ~(kWireAlign - 1)));
+    if (w.wire >= limit) break;
+    auto data = c->recvData();
+    if (data.empty()) break;
+    const size_t n = std::min(data.size(), limit - w.wire);
+    if (w.wire < w.bytes) {
+      const size_t useful = std::min(n, w.bytes - w.wire);
+      if (w.kind == StepKind::kRecv) {
+        memcpy(w.dst + w.wire, data.data(), useful);
+      } else {
+        w.reduce(w.dst + w.wire, w.src + w.wire, data.data(), useful / w.elemSize);
+      }
+    }
+    c->consumeRecv(n);
+    w.wire += n;
+    *moved = true;
+  }
+  if (w.wire == total) finish(w);
+  return Status::ok();
+}
+
+Status Execution::advance(bool* moved) {
+  if (abortFlag_ && abortFlag_->load(std::memory_order_relaxed)) {
+    return invalidUsage("the communicator was aborted");
+  }
+  for (int index : locals_) {
+    Work& w = work_[index];
+    if (w.complete || (w.dep >= 0 && !work_[w.dep].complete)) continue;
+    if (w.dst != w.src && w.bytes > 0) memmove(w.dst, w.src, w.bytes);
+    finish(w);
+    *moved = true;
+  }
+  for (auto& [peer, q] : peers_) {
+    while (q.nextSend < q.sends.size()) {
+      Work& w = work_[q.sends[q.nextSend]];
+      CHORUS_TRY(advanceSend(w, q.connection, moved));
+      if (!w.complete) break;
+      ++q.nextSend;
+    }
+    while (q.nextRecv < q.recvs.size()) {
+      Work& w = work_[q.recvs[q.nextRecv]];
+      CHORUS_TRY(advanceRecv(w, q.connection, moved));
+      if (!w.complete) break;
+      ++q.nextRecv;
+    }
+  }
+  if (remaining_ == 0 && !drained_) {
+    drained_ = true;
+    for (auto& [peer, q] : peers_) drained_ = drained_ && q.connection->sendDrained();
+  }
+  return Status::ok();
+}
+
+Status Execution::pollConnections(bool livenessCheck) {
+  for (auto& [peer, q] : peers_) {
+    bool pending = q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || !q.connection->sendDrained();
+    if (!pending) continue;
+    Status st = livenessCheck ? q.connection->checkPeer() : q.connection->progress();
+    if (!st.isOk()) return st;
+  }
+  return Status::ok();
+}
+
+std::string Execution::pendingPeers() const {
+  std::string out;
+  for (const auto& [peer, q] : peers_) {
+    const char* what = q.nextRecv < q.recvs.size() ? "recv" : (q.nextSend < q.sends.size() ? "send" : nullptr);
+    if (!what) continue;
+    if (!out.empty()) out += ", ";
+    out += "rank " + std::to_string(peer) + " (" + what + ")";
+  }
+  return out.empty() ? "none" : out;
+}
+
+Status run(const std::vector<Execution*>& executions) {
+  const Settings& cfg = settings();
+  const Deadline deadline = Deadline::after(cfg.timeoutSeconds);
+  const int64_t spin = cfg.spinIterations;
+  auto lastLiveness = std::chrono::steady_clock::now();
+  auto idleSince = lastLiveness;
+  int64_t idle = 0;
+  auto fail = [](const Execution* e, const Status& st) {
+    Status out = st.withContext(e->description() + " on rank " + std::to_string(e->rank()) + ", waiting for " +
+                                e->pendingPeers());
+    CHORUS_WARN(kEngine, "%s", out.message().c_str());
+    return out;
+  };
+  while (true) {
+    bool allDone = true, moved = false;
+    for (Execution* e : executions) {
+      if (e->done()) continue;
+      allDone = false;
+      Status st = e->advance(&moved);
+      if (st.isOk()) st = e->pollConnections(false);
+      if (!st.isOk()) return fail(e, st);
+    }
+    if (allDone) return Status::ok();
+    if (moved) {
+      idle = 0;
+      continue;
+    }
+    if (++idle < spin) continue;
+    if (idle == spin) idleSince = std::chrono::steady_clock::now();
+    // Yield so that oversubscribed ranks (more ranks than cores) get the core; sleep during long waits.
+    if ((idle & 63) != 0) {
+      sched_yield();
+      continue;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now - idleSince > std::chrono::milliseconds(50)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (now - lastLiveness > std::chrono::milliseconds(100)) {
+      lastLiveness = now;
+      for (Execution* e : executions) {
+        if (e->done()) continue;
+        Status st = e->pollConnections(true);
+        if (!st.isOk()) return fail(e, st);
+      }
+    }
+    if (deadline.expired()) {
+      for (Execution* e : executions) {
+        if (!e->done()) {
+          return fail(e, timeoutError("no progress for " + std::to_string(static_cast<int>(cfg.timeoutSeconds)) +
+                                      " s (CHORUS_TIMEOUT)"));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace chorus::engine

@@ -1,0 +1,87 @@
+// An Execution is one rank's plan (or several plans issued in one group) bound to real buffers and connections,
+// plus the progress state of every step. run() drives any number of executions -- of one rank or, in the
+// single-threaded simulator and in grouped multi-rank calls, of several ranks -- until all are done.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "algorithms/plan.hpp"
+#include "kernels/reduce.hpp"
+#include "transports/transport.hpp"
+
+namespace chorus::engine {
+
+/// The real memory behind the three buffer kinds of a plan, and how to reduce elements.
+struct Binding {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  void* scratch = nullptr;
+  kernels::ReduceFn reduce = nullptr;
+  size_t elemSize = 1;
+};
+
+class Execution {
+ public:
+  /// `connection(peer)` returns the connection to a peer (may be called once per peer).
+  Execution(int rank, std::string description, std::function<transport::Connection*(int)> connection,
+            const std::atomic<bool>* abortFlag);
+
+  /// Appends a plan bound to `binding`. Plans appended later use each peer stream after the earlier ones.
+  void append(const algo::Plan& plan, const Binding& binding);
+
+  bool done() const { return remaining_ == 0 && drained_; }
+  /// Makes whatever progress is possible without waiting. Sets *moved when any byte moved.
+  Status advance(bool* moved);
+  /// Polls the connections with pending work (tcp moves bytes here) and reports dead peers.
+  Status pollConnections(bool livenessCheck);
+  /// "rank 3 (recv), rank 1 (send)": who this execution still waits for.
+  std::string pendingPeers() const;
+  const std::string& description() const { return description_; }
+  int rank() const { return rank_; }
+
+ private:
+  struct Work {
+    algo::StepKind kind;
+    int peer;
+    const std::byte* src;
+    std::byte* dst;
+    size_t bytes;
+    int dep;
+    size_t wire = 0;  // bytes moved through the stream (data plus padding to 16)
+    bool complete = false;
+    kernels::ReduceFn reduce;
+    size_t elemSize;
+  };
+  struct PeerQueues {
+    transport::Connection* connection = nullptr;
+    std::vector<int> sends, recvs;  // step indices in stream order
+    size_t nextSend = 0, nextRecv = 0;
+  };
+
+  size_t depLimit(const Work& w) const;
+  Status advanceSend(Work& w, transport::Connection* c, bool* moved);
+  Status advanceRecv(Work& w, transport::Connection* c, bool* moved);
+  void finish(Work& w);
+  PeerQueues& queues(int peer);
+
+  int rank_;
+  std::string description_;
+  std::function<transport::Connection*(int)> connection_;
+  const std::atomic<bool>* abortFlag_;
+  std::vector<Work> work_;
+  std::vector<std::pair<int, PeerQueues>> peers_;
+  std::vector<int> locals_;
+  size_t nextLocal_ = 0;
+  size_t remaining_ = 0;
+  bool drained_ = true;
+};
+
+/// Runs the executions until all are done, an error occurs, `deadline` seconds pass or an abort flag is raised.
+/// The error names the operation and the ranks that did not arrive.
+Status run(const std::vector<Execution*>& executions);
+
+}  // namespace chorus::engine

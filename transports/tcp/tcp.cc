@@ -1,0 +1,238 @@
+// tcp: any two ranks that can reach each other over IPv4. Each peer pair uses S sockets (CHORUS_TCP_SOCKETS). The
+// byte stream is cut into blocks of kBlock bytes and block b travels on socket b % S, so a large transfer keeps
+// all sockets busy while every socket still carries an ordered sub-stream. The engine reads and writes local
+// staging FIFOs; progress() moves bytes between them and the non-blocking sockets.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "bootstrap/bootstrap.hpp"
+#include "bootstrap/socket.hpp"
+#include "core/log.hpp"
+#include "transports/fifo.hpp"
+#include "transports/transport.hpp"
+
+namespace chorus::transport {
+namespace {
+
+constexpr uint64_t kBlock = 128 << 10;
+constexpr uint64_t kHelloMagic = 0x63686f7275735443ull;  // "chorusTC"
+
+struct Hello {
+  uint64_t magic;
+  uint64_t commHash;
+  int32_t rank;
+  int32_t socketIndex;
+};
+
+class TcpConnection final : public Connection {
+ public:
+  TcpConnection(std::vector<int> fds, size_t fifoBytes, int peerRank)
+      : fds_(std::move(fds)), peerRank_(peerRank), memory_(aligned_alloc(64, 2 * Fifo::bytesFor(fifoBytes))) {
+    out_ = Fifo(memory_, fifoBytes, true);
+    in_ = Fifo(static_cast<std::byte*>(memory_) + Fifo::bytesFor(fifoBytes), fifoBytes, true);
+    for (size_t k = 0; k < fds_.size(); ++k) {
+      net::setNonBlocking(fds_[k]);
+      sendCursor_.push_back(k * kBlock);
+      recvCursor_.push_back(k * kBlock);
+    }
+  }
+  ~TcpConnection() override {
+    for (int& fd : fds_) net::closeFd(fd);
+    free(memory_);
+  }
+
+  std::span<std::byte> sendSpace() override { return out_.writable(); }
+  void commitSend(size_t bytes) override {
+    out_.produce(bytes);
+    produced_ += bytes;
+  }
+  std::span<const std::byte> recvData() override { return in_.readable(); }
+  void consumeRecv(size_t bytes) override {
+    in_.consume(bytes);
+    consumed_ += bytes;
+  }
+
+  Status progress() override {
+    CHORUS_TRY(pushOut());
+    return pullIn();
+  }
+  Status checkPeer() override { return progress(); }
+  void close() override {
+    for (int fd : fds_) shutdown(fd, SHUT_RDWR);
+  }
+  const char* transportName() const override { return "tcp"; }
+  bool sendDrained() override { return minimum(sendCursor_) >= produced_; }
+
+ private:
+  static uint64_t minimum(const std::vector<uint64_t>& v) {
+    uint64_t m = v[0];
+    for (uint64_t x : v) m = x < m ? x : m;
+    return m;
+  }
+  // Moves a socket's cursor to the start of its next block when it reached the end of the current one.
+  void advance(uint64_t& cursor) const {
+    if (cursor % kBlock == 0 && cursor != 0 && fds_.size() > 1) {
+      // cursor sits at the end of a block it owned; its next block is S-1 blocks further.
+      cursor += (fds_.size() - 1) * kBlock;
+    }
+  }
+
+  Status fail(const char* what, ssize_t n) {
+    if (n == 0) return remoteError("rank " + std::to_string(peerRank_) + " closed the tcp connection");
+    return remoteError(std::string(what) + " to rank " + std::to_string(peerRank_) + ": " + strerror(errno));
+  }
+
+  Status pushOut() {
+    const uint64_t capacity = out_.capacity();
+    const std::byte* base = static_cast<const std::byte*>(memory_) + sizeof(FifoHeader);
+    for (size_t k = 0; k < fds_.size(); ++k) {
+      uint64_t& c = sendCursor_[k];
+      while (c < produced_) {
+        uint64_t blockEnd = (c / kBlock + 1) * kBlock;
+        uint64_t end = std::min({produced_, blockEnd, c - c % capacity + capacity});
+        ssize_t n = send(fds_[k], base + c % capacity, end - c, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+        if (n <= 0) return fail("send", n);
+        c += static_cast<uint64_t>(n);
+        if (c == blockEnd) advance(c);
+      }
+    }
+    // Everything below the lowest cursor is in the kernel's hands: free it in the staging FIFO.
+    uint64_t sent = std::min(minimum(sendCursor_), produced_);
+    if (sent > freed_) {
+      freeOutgoing(sent - freed_);
+      freed_ = sent;
+    }
+    return Status::ok();
+  }
+
+  // Frees `bytes` of the outgoing FIFO that have been handed to the kernel.
+  void freeOutgoing(uint64_t bytes) {
+    FifoHeader* h = static_cast<FifoHeader*>(memory_);
+    h->head.store(h->head.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
+  }
+
+  Status pullIn() {
+    const uint64_t capacity = in_.capacity();
+    std::byte* base = static_cast<std::byte*>(memory_) + Fifo::bytesFor(out_.capacity()) + sizeof(FifoHeader);
+    const uint64_t limit = consumed_ + capacity;  // cannot write past what the consumer freed
+    for (size_t k = 0; k < fds_.size(); ++k) {
+      uint64_t& c = recvCursor_[k];
+      while (c < limit) {
+        uint64_t blockEnd = (c / kBlock + 1) * kBlock;
+        uint64_t end = std::min({limit, blockEnd, c - c % capacity + capacity});
+        ssize_t n = recv(fds_[k], base + c % capacity, end - c, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+        if (n <= 0) return fail("recv", n);
+        c += static_cast<uint64_t>(n);
+        if (c == blockEnd) advance(c);
+      }
+    }
+    // Bytes are readable up to the lowest cursor: everything below it has arrived on every socket.
+    uint64_t arrived = minimum(recvCursor_);
+    FifoHeader* h = reinterpret_cast<FifoHeader*>(static_cast<std::byte*>(memory_) + Fifo::bytesFor(out_.capacity()));
+    uint64_t tail = h->tail.load(std::memory_order_relaxed);
+    if (arrived > tail) h->tail.store(arrived, std::memory_order_release);
+    return Status::ok();
+  }
+
+  std::vector<int> fds_;
+  int peerRank_;
+  void* memory_;
+  Fifo out_, in_;
+  std::vector<uint64_t> sendCursor_, recvCursor_;
+  uint64_t produced_ = 0, freed_ = 0, consumed_ = 0;
+};
+
+class TcpTransportImpl final : public Transport {
+ public:
+  ~TcpTransportImpl() override { net::closeFd(listenFd_); }
+  const char* name() const override { return "tcp"; }
+
+  Status open(std::string* address) {
+    net::Endpoint bound;
+    CHORUS_TRY(net::listenOn(net::localAddress(), 0, &listenFd_, &bound));
+    *address = bound.toString();
+    return Status::ok();
+  }
+
+  Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
+                 std::vector<std::unique_ptr<Connection>>* out) override {
+    const int sockets = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(settings().tcpSockets, 16)));
+    Deadline deadline = Deadline::fromSettings();
+    std::vector<std::vector<int>> fds(peers.size(), std::vector<int>(sockets, -1));
+    auto cleanup = [&] {
+      for (auto& v : fds)
+        for (int& fd : v) net::closeFd(fd);
+    };
+    // Higher ranks dial lower ranks; dialing needs no accept on the other side, so there is no ordering deadlock.
+    int expected = 0;
+    for (size_t i = 0; i < peers.size(); ++i) {
+      if (peers[i] > ctx.rank) {
+        expected += sockets;
+        continue;
+      }
+      net::Endpoint to;
+      Status st = net::Endpoint::parse((*ctx.peers)[peers[i]].tcpAddress, &to);
+      for (int k = 0; k < sockets && st.isOk(); ++k) {
+        st = net::connectTo(to, deadline, &fds[i][k]);
+        Hello hello{kHelloMagic, ctx.commHash, ctx.rank, k};
+        if (st.isOk()) st = net::sendAll(fds[i][k], &hello, sizeof(hello), deadline);
+      }
+      if (!st.isOk()) {
+        cleanup();
+        return st.withContext("tcp connect to rank " + std::to_string(peers[i]));
+      }
+    }
+    while (expected > 0) {
+      int fd = -1;
+      Status st = net::acceptOne(listenFd_, deadline, &fd);
+      Hello hello{};
+      if (st.isOk()) st = net::recvAll(fd, &hello, sizeof(hello), Deadline::after(std::min(10.0, settings().timeoutSeconds)));
+      if (!st.isOk() && st.code() == ErrorCode::kTimeout && deadline.expired()) {
+        net::closeFd(fd);
+        cleanup();
+        return st.withContext("tcp: waiting for " + std::to_string(expected) + " connections from higher ranks");
+      }
+      size_t slot = peers.size();
+      for (size_t i = 0; i < peers.size(); ++i)
+        if (peers[i] == hello.rank) slot = i;
+      bool valid = st.isOk() && hello.magic == kHelloMagic && hello.commHash == ctx.commHash && slot < peers.size() &&
+                   hello.rank > ctx.rank && hello.socketIndex >= 0 && hello.socketIndex < sockets &&
+                   fds[slot][hello.socketIndex] < 0;
+      if (!valid) {
+        CHORUS_WARN(kTransport, "tcp: refused a connection that did not present a valid handshake");
+        net::closeFd(fd);
+        continue;
+      }
+      fds[slot][hello.socketIndex] = fd;
+      --expected;
+    }
+    out->clear();
+    for (size_t i = 0; i < peers.size(); ++i) {
+      out->push_back(std::make_unique<TcpConnection>(fds[i], ctx.fifoBytes, peers[i]));
+      for (int& fd : fds[i]) fd = -1;  // now owned by the connection
+    }
+    CHORUS_INFO(kTransport, "tcp: connected to %zu peers, %d sockets each", peers.size(), sockets);
+    return Status::ok();
+  }
+
+ private:
+  int listenFd_ = -1;
+};
+
+}  // namespace
+
+Status makeTcpTransport(std::unique_ptr<Transport>* out, std::string* address) {
+  auto t = std::make_unique<TcpTransportImpl>();
+  CHORUS_TRY(t->open(address));
+  *out = std::move(t);
+  return Status::ok();
+}
+
+}  // namespace chorus::transport

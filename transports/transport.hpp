@@ -1,0 +1,76 @@
+// The one interface every transport implements. A Connection is a pair of ordered byte streams with one peer:
+// the engine writes into sendSpace()/commitSend() and reads from recvData()/consumeRecv(). Streams carry no
+// message boundaries: both sides run the same plan, so they agree on every length.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chorus/status.hpp"
+
+namespace chorus::bootstrap {
+class Bootstrap;
+}
+
+namespace chorus::transport {
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  /// Contiguous space where the next outgoing bytes go; empty when the stream is full.
+  virtual std::span<std::byte> sendSpace() = 0;
+  virtual void commitSend(size_t bytes) = 0;
+  /// Contiguous incoming bytes not yet consumed; empty when nothing arrived.
+  virtual std::span<const std::byte> recvData() = 0;
+  virtual void consumeRecv(size_t bytes) = 0;
+
+  /// Moves bytes where the transport needs a push (tcp) and reports a closed peer. Called in every poll round.
+  virtual Status progress() = 0;
+  /// A slower check that the peer is still alive; called when a wait has made no progress for a while.
+  virtual Status checkPeer() = 0;
+  /// Tells the peer this side is going away (communicator abort or destroy).
+  virtual void close() = 0;
+
+  virtual const char* transportName() const = 0;
+  /// True when all committed outgoing bytes have left this process (tcp staging drained).
+  virtual bool sendDrained() { return true; }
+};
+
+/// What a rank publishes about itself at init.
+struct PeerInfo {
+  int rank = -1;
+  std::string hostId;      // hostname + boot id, or CHORUS_HOST_ID
+  int pid = 0;
+  uint64_t processToken = 0;  // distinguishes processes (and process lifetimes) across hosts
+  std::string tcpAddress;  // ip:port of this rank's tcp listener
+};
+
+struct ConnectContext {
+  int rank = 0;
+  int nranks = 0;
+  uint64_t commHash = 0;
+  bootstrap::Bootstrap* bootstrap = nullptr;
+  const std::vector<PeerInfo>* peers = nullptr;
+  size_t fifoBytes = 0;  // FIFO capacity per direction
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  /// Connects to every rank in `peers`; the peer sets are symmetric across ranks. out[i] pairs with peers[i].
+  virtual Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
+                         std::vector<std::unique_ptr<Connection>>* out) = 0;
+};
+
+std::unique_ptr<Transport> makeLoopbackTransport();
+std::unique_ptr<Transport> makeShmTransport();
+/// The tcp transport opens its listener at construction; `address()` is published in PeerInfo.
+class TcpTransport;
+Status makeTcpTransport(std::unique_ptr<Transport>* out, std::string* address);
+
+}  // namespace chorus::transport
