@@ -135,6 +135,14 @@ Status CommImpl::connectPeers() {
     for (size_t i = 0; i < conns.size(); ++i) connections_[it->second[i]] = std::move(conns[i]);
   }
   tcp_.reset();  // all tcp connections exist now: close the listener
+
+  // Spinning only pays when every rank of this host has a core; otherwise a spinning rank steals the time slice
+  // of the rank it waits for, so waiters yield almost at once.
+  int localRanks = 0;
+  for (const PeerInfo& p : peers_) localRanks += p.hostId == mine.hostId ? 1 : 0;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const bool oversubscribed = cores > 0 && localRanks > cores;
+  spinIterations_ = cfg.spinIterations > 0 ? cfg.spinIterations : (oversubscribed ? 64 : 20000);
   return bootstrap_->barrier("ready");
 }
 
@@ -155,6 +163,7 @@ Status CommImpl::prepare(std::vector<Operation> ops, Prepared* out) {
   what += " #" + std::to_string(++sequence_);
   out->execution = std::make_unique<engine::Execution>(
       rank_, what, [this](int peer) { return connection(peer); }, &aborted_);
+  out->execution->setSpinIterations(spinIterations_);
 
   // Plans first, to size one scratch area for the whole call.
   std::vector<algo::Plan> plans;

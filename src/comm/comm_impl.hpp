@@ -68,6 +68,7 @@ class CommImpl {
   std::atomic<bool> aborted_{false};
   uint64_t sequence_ = 0;
   int splits_ = 0;
+  int64_t spinIterations_ = 0;  // CHORUS_SPIN, or a short spin when this host has more ranks than cores
   std::mutex executionMutex_;
   std::vector<std::byte, std::allocator<std::byte>> scratch_;
   AsyncWorker worker_;

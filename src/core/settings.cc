@@ -19,7 +19,7 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_LOOPBACK_BUFFER", "", "4194304", "bytes of each in-process FIFO"},
     {"CHORUS_TCP_SOCKETS", "", "2", "sockets per tcp peer; large transfers are striped across them"},
     {"CHORUS_SOCKET_ADDR", "", "", "IPv4 address to listen on and advertise (default: first non-loopback)"},
-    {"CHORUS_SPIN", "", "20000", "polls before a waiting rank starts yielding the core"},
+    {"CHORUS_SPIN", "", "auto", "polls before a waiting rank yields its core (auto: 20000, or 64 when ranks outnumber cores)"},
 };
 
 const char* lookup(const char* name, const char* alias) {
@@ -58,7 +58,7 @@ Settings parse() {
   s.loopbackBufferBytes = integer("CHORUS_LOOPBACK_BUFFER", 4 << 20);
   s.tcpSockets = integer("CHORUS_TCP_SOCKETS", 2);
   s.socketIfAddr = str("CHORUS_SOCKET_ADDR", "", "");
-  s.spinIterations = integer("CHORUS_SPIN", 20000);
+  s.spinIterations = integer("CHORUS_SPIN", 0);  // 0: chosen per communicator
   return s;
 }
 

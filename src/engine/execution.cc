@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -38,7 +39,11 @@ bool isRecv(StepKind k) { return k == StepKind::kRecv || k == StepKind::kRecvRed
 
 Execution::Execution(int rank, std::string description, std::function<transport::Connection*(int)> connection,
                      const std::atomic<bool>* abortFlag)
-    : rank_(rank), description_(std::move(description)), connection_(std::move(connection)), abortFlag_(abortFlag) {}
+    : rank_(rank),
+      description_(std::move(description)),
+      connection_(std::move(connection)),
+      abortFlag_(abortFlag),
+      spinIterations_(settings().spinIterations > 0 ? settings().spinIterations : 20000) {}
 
 Execution::PeerQueues& Execution::queues(int peer) {
   for (auto& [p, q] : peers_)
@@ -210,7 +215,8 @@ std::string Execution::pendingPeers() const {
 Status run(const std::vector<Execution*>& executions) {
   const Settings& cfg = settings();
   const Deadline deadline = Deadline::after(cfg.timeoutSeconds);
-  const int64_t spin = cfg.spinIterations;
+  int64_t spin = executions.empty() ? 0 : executions[0]->spinIterations();
+  for (const Execution* e : executions) spin = std::min(spin, e->spinIterations());
   auto lastLiveness = std::chrono::steady_clock::now();
   auto idleSince = lastLiveness;
   int64_t idle = 0;
@@ -254,7 +260,7 @@ Status run(const std::vector<Execution*>& executions) {
     if (deadline.expired()) {
       for (Execution* e : executions) {
         if (!e->done()) {
-          return fail(e, timeoutError("no progress for " + std::to_string(static_cast<int>(cfg.timeoutSeconds)) +
+          return fail(e, timeoutError("timed out after " + std::to_string(static_cast<int>(cfg.timeoutSeconds)) +
                                       " s (CHORUS_TIMEOUT)"));
         }
       }

@@ -41,6 +41,9 @@ class Execution {
   /// "rank 3 (recv), rank 1 (send)": who this execution still waits for.
   std::string pendingPeers() const;
   const std::string& description() const { return description_; }
+  /// Polls before a waiting rank starts yielding its core (small when ranks outnumber cores).
+  void setSpinIterations(int64_t spins) { spinIterations_ = spins; }
+  int64_t spinIterations() const { return spinIterations_; }
   int rank() const { return rank_; }
 
  private:
@@ -78,6 +81,7 @@ class Execution {
   size_t nextLocal_ = 0;
   size_t remaining_ = 0;
   bool drained_ = true;
+  int64_t spinIterations_ = 0;
 };
 
 /// Runs the executions until all are done, an error occurs, `deadline` seconds pass or an abort flag is raised.
