@@ -1,0 +1,184 @@
+// Tier 1: N ranks as threads of this process. Every collective x dtype x op x in/out-of-place x size x world size.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "chorus/communicator.hpp"
+#include "tests/support/collective_case.hpp"
+
+namespace chorus::testing {
+namespace {
+
+// Sizes: empty, one element, odd, prime, and >= 1 MiB of data per rank buffer.
+std::vector<size_t> sizesFor(DataType type) {
+  return {0, 1, 33, 1021, (size_t{1} << 20) / dataTypeSize(type) + 5};
+}
+
+std::vector<Case> casesFor(algo::CollType coll, int nranks) {
+  std::vector<Case> cases;
+  for (DataType type : allDataTypes()) {
+    std::vector<RedOp> ops = usesOp(coll) ? allOps() : std::vector<RedOp>{RedOp::sum()};
+    for (const RedOp& op : ops) {
+      for (bool inPlace : {false, true}) {
+        if (inPlace && !supportsInPlace(coll)) continue;
+        for (size_t count : sizesFor(type)) {
+          // Per-peer collectives multiply the count by the rank count; keep their large case near 1 MiB.
+          if (count > 2000 && (coll == algo::CollType::kAlltoAll || coll == algo::CollType::kAlltoAllv ||
+                               coll == algo::CollType::kAllGather || coll == algo::CollType::kGather ||
+                               coll == algo::CollType::kScatter || coll == algo::CollType::kReduceScatter)) {
+            count = count / static_cast<size_t>(nranks) + 1;
+          }
+          cases.push_back({coll, type, op, inPlace, count, static_cast<int>(count % nranks)});
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+class ThreadCollectives : public ::testing::TestWithParam<std::tuple<algo::CollType, int>> {};
+
+TEST_P(ThreadCollectives, EveryTypeOpSizeAndPlacement) {
+  const auto [coll, nranks] = GetParam();
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(nranks, &comms).isOk());
+  const std::vector<Case> cases = casesFor(coll, nranks);
+  std::vector<std::string> failures(nranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < nranks; ++r) {
+    threads.emplace_back([&, r] {
+      for (const Case& c : cases) {
+        std::string error = runCase(*comms[r], c);
+        if (!error.empty()) {
+          failures[r] = error;
+          comms[r]->abort();  // let the other ranks fail fast instead of waiting for the timeout
+          return;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& f : failures) EXPECT_EQ(f, "");
+}
+
+std::string name(const ::testing::TestParamInfo<ThreadCollectives::ParamType>& info) {
+  return std::string(algo::collName(std::get<0>(info.param))) + "_" + std::to_string(std::get<1>(info.param)) +
+         "ranks";
+}
+
+INSTANTIATE_TEST_SUITE_P(Loopback, ThreadCollectives,
+                         ::testing::Combine(::testing::ValuesIn(testedCollectives()),
+                                            ::testing::Values(1, 2, 3, 4, 7, 8)),
+                         name);
+
+TEST(ThreadCommunicator, AsyncRequestsCompleteInOrder) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(3, &comms).isOk());
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(3);
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<float> a(1000, 1.0f), b(1000, static_cast<float>(r));
+      Request ra = comms[r]->allReduceAsync(a.data(), a.data(), a.size(), DataType::kFloat32, RedOp::sum());
+      Request rb = comms[r]->broadcastAsync(b.data(), b.data(), b.size(), DataType::kFloat32, 2);
+      Status sa = ra.wait(), sb = rb.wait();
+      if (!sa.isOk() || !sb.isOk()) errors[r] = sa.message() + sb.message();
+      else if (a[999] != 3.0f || b[0] != 2.0f) errors[r] = "wrong async result";
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) EXPECT_EQ(e, "");
+}
+
+TEST(ThreadCommunicator, SplitByParity) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(5, &comms).isOk());
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(5);
+  for (int r = 0; r < 5; ++r) {
+    threads.emplace_back([&, r] {
+      std::unique_ptr<Communicator> child;
+      // Rank 4 opts out; the others split by parity, ordered by descending old rank.
+      Status st = comms[r]->split(r == 4 ? -1 : r % 2, -r, &child);
+      if (!st.isOk()) {
+        errors[r] = st.message();
+        return;
+      }
+      if (r == 4) {
+        if (child) errors[r] = "opted-out rank got a communicator";
+        return;
+      }
+      if (!child || child->size() != 2 || child->rank() != (r < 2 ? 1 : 0)) {
+        errors[r] = "wrong child rank/size";
+        return;
+      }
+      int32_t v = r, sum = 0;
+      st = child->allReduce(&v, &sum, 1, DataType::kInt32, RedOp::sum());
+      if (!st.isOk() || sum != (r % 2 == 0 ? 2 : 4)) errors[r] = "wrong sum in child: " + std::to_string(sum);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) EXPECT_EQ(e, "");
+}
+
+TEST(ThreadCommunicator, GroupedCallsFromOneThreadDriveAllRanks) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(4, &comms).isOk());
+  std::vector<std::vector<double>> data(4, std::vector<double>(100));
+  for (int r = 0; r < 4; ++r) std::fill(data[r].begin(), data[r].end(), r + 1.0);
+  ASSERT_TRUE(groupStart().isOk());
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_TRUE(comms[r]->allReduce(data[r].data(), data[r].data(), 100, DataType::kFloat64, RedOp::sum()).isOk());
+  }
+  ASSERT_TRUE(groupEnd().isOk());
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(data[r][50], 10.0);
+}
+
+TEST(ThreadCommunicator, BadArgumentsAreRejected) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(1, &comms).isOk());
+  Communicator& c = *comms[0];
+  float x = 0;
+  EXPECT_EQ(c.allReduce(nullptr, &x, 1, DataType::kFloat32, RedOp::sum()).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(c.allReduce(&x, &x, 1, static_cast<DataType>(42), RedOp::sum()).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(c.allReduce(&x, &x, 1, DataType::kFloat32, RedOp{static_cast<RedOpKind>(9), 1}).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(c.broadcast(&x, &x, 1, DataType::kFloat32, 3).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(c.send(&x, 1, DataType::kFloat32, -1).code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(c.allReduce(nullptr, nullptr, 0, DataType::kFloat32, RedOp::sum()).isOk());  // count 0: no-op
+  std::unique_ptr<Communicator> none;
+  UniqueId id;
+  EXPECT_EQ(Communicator::create(id, 2, 5, &none).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Communicator::create(id, 2, 0, &none).code(), ErrorCode::kInvalidArgument);  // not a chorus id
+}
+
+TEST(ThreadCommunicator, SendRecvCountMismatchIsReported) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(2, &comms).isOk());
+  std::vector<float> buf(64);
+  Status s0, s1;
+  std::thread t([&] { s1 = comms[1]->recv(buf.data(), 32, DataType::kFloat32, 0); });
+  s0 = comms[0]->send(buf.data(), 64, DataType::kFloat32, 1);
+  t.join();
+  EXPECT_EQ(s1.code(), ErrorCode::kInvalidUsage);
+  EXPECT_NE(s1.message().find("mismatch"), std::string::npos) << s1.message();
+}
+
+TEST(ThreadCommunicator, AbortFromAnotherThreadUnblocksAWait) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(2, &comms).isOk());
+  float x = 1;
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    comms[0]->abort();
+  });
+  auto start = std::chrono::steady_clock::now();
+  Status st = comms[0]->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum());  // rank 1 never joins
+  aborter.join();
+  EXPECT_FALSE(st.isOk());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(st.message().find("AllReduce"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace chorus::testing

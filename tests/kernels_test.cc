@@ -1,0 +1,107 @@
+// Reduction kernels and 16-bit float conversions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "kernels/half.hpp"
+#include "kernels/reduce.hpp"
+
+namespace chorus::kernels {
+namespace {
+
+TEST(Half, EveryHalfRoundTripsThroughFloat) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    float f = halfToFloat(static_cast<uint16_t>(h));
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(floatToHalf(f), h) << "half bits " << h;
+  }
+}
+
+TEST(Half, MatchesTheCompilersConversion) {
+  std::mt19937 gen(7);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 2000000; ++i) {
+    float f = bitsFloat(bits(gen));
+    if (std::isnan(f)) continue;
+    _Float16 reference = static_cast<_Float16>(f);
+    uint16_t expected;
+    memcpy(&expected, &reference, 2);
+    ASSERT_EQ(floatToHalf(f), expected) << "float " << f;
+    ASSERT_EQ(halfToFloat(expected), static_cast<float>(reference));
+  }
+}
+
+TEST(Half, TiesRoundToEven) {
+  // 1 + 2^-11 lies halfway between 1 and the next half (1 + 2^-10): even mantissa wins.
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);
+  EXPECT_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);  // rounds up to infinity
+  EXPECT_EQ(floatToHalf(65519.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);           // halfway to the smallest subnormal: even
+  EXPECT_EQ(floatToHalf(std::ldexp(1.5f, -25)), 0x0001);
+}
+
+TEST(Bfloat16, RoundsToNearestEven) {
+  EXPECT_EQ(floatToBfloat16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBfloat16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);      // tie, even stays
+  EXPECT_EQ(floatToBfloat16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);  // tie, odd rounds up
+  EXPECT_EQ(floatToBfloat16(1.0f + std::ldexp(1.0f, -9) * 3), 0x3f81);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(std::nanf("")))));
+  for (uint32_t b = 0; b < 65536; ++b) {
+    float f = bfloat16ToFloat(static_cast<uint16_t>(b));
+    if (!std::isnan(f)) {
+      ASSERT_EQ(floatToBfloat16(f), b);
+    }
+  }
+}
+
+template <typename T>
+void expectReduce(DataType type, RedOpKind op, std::vector<T> a, std::vector<T> b, std::vector<T> want) {
+  std::vector<T> out(a.size());
+  reduceFunction(type, op)(out.data(), a.data(), b.data(), a.size());
+  EXPECT_EQ(out, want);
+  reduceFunction(type, op)(a.data(), a.data(), b.data(), a.size());  // in place
+  EXPECT_EQ(a, want);
+}
+
+TEST(Reduce, IntegerOps) {
+  expectReduce<int32_t>(DataType::kInt32, RedOpKind::kSum, {1, -2, 3}, {4, 5, -6}, {5, 3, -3});
+  expectReduce<int32_t>(DataType::kInt32, RedOpKind::kProd, {2, -2, 3}, {4, 5, -6}, {8, -10, -18});
+  expectReduce<uint8_t>(DataType::kUint8, RedOpKind::kSum, {250, 1}, {10, 2}, {4, 3});  // wraps
+  expectReduce<int64_t>(DataType::kInt64, RedOpKind::kMax, {1, -7}, {-1, 9}, {1, 9});
+  expectReduce<uint64_t>(DataType::kUint64, RedOpKind::kMin, {1, 7}, {3, 2}, {1, 2});
+}
+
+TEST(Reduce, FloatOps) {
+  expectReduce<float>(DataType::kFloat32, RedOpKind::kSum, {1.5f, 2}, {0.25f, -4}, {1.75f, -2});
+  expectReduce<double>(DataType::kFloat64, RedOpKind::kProd, {1.5, 2}, {4, -4}, {6, -8});
+  expectReduce<float>(DataType::kFloat32, RedOpKind::kMax, {1, -3}, {2, -4}, {2, -3});
+}
+
+TEST(Reduce, HalfAddsInFloatAndRoundsOnce) {
+  std::vector<uint16_t> a = {floatToHalf(1.0f), floatToHalf(2048.0f)}, b = {floatToHalf(0.5f), floatToHalf(1.0f)};
+  std::vector<uint16_t> out(2);
+  reduceFunction(DataType::kFloat16, RedOpKind::kSum)(out.data(), a.data(), b.data(), 2);
+  EXPECT_EQ(halfToFloat(out[0]), 1.5f);
+  EXPECT_EQ(halfToFloat(out[1]), 2048.0f);  // 2049 is a tie between 2048 and 2050: even
+}
+
+TEST(Reduce, ScaleAndDivide) {
+  std::vector<float> v = {1, 2, 3};
+  scale(v.data(), v.data(), 3, DataType::kFloat32, 2.0);
+  EXPECT_EQ(v, (std::vector<float>{2, 4, 6}));
+  std::vector<int32_t> i = {7, -7};
+  divide(i.data(), 2, DataType::kInt32, 2);
+  EXPECT_EQ(i, (std::vector<int32_t>{3, -3}));
+}
+
+TEST(Reduce, EveryTypeAndOpHasAKernel) {
+  for (int t = 0; t < kNumDataTypes; ++t)
+    for (int op = 0; op <= static_cast<int>(RedOpKind::kPreMulSum); ++op)
+      EXPECT_NE(reduceFunction(static_cast<DataType>(t), static_cast<RedOpKind>(op)), nullptr);
+}
+
+}  // namespace
+}  // namespace chorus::kernels
