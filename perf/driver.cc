@@ -414,12 +414,16 @@ int launchLocal(const Options& o, const Collective& coll, const char* program) {
     }
     children.push_back(pid);
   }
+  // Reap children as they end (in any order): a dead rank must not linger as a zombie, which its peers would
+  // still see as alive.
   int worst = 0;
-  for (size_t i = 0; i < children.size(); ++i) {
+  for (size_t left = children.size(); left > 0; --left) {
     int status = 0;
-    waitpid(children[i], &status, 0);
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) break;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (code != 0) fprintf(stderr, "%s: rank process %zu exited with code %d\n", program, i, code);
+    size_t rank = std::find(children.begin(), children.end(), pid) - children.begin();
+    if (code != 0) fprintf(stderr, "%s: rank process %zu exited with code %d\n", program, rank, code);
     worst = std::max(worst, code);
   }
   return worst;

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -32,10 +33,20 @@ class FifoConnection final : public Connection {
   }
 
   Status checkPeer() override {
-    if (peerPid_ > 0 && kill(peerPid_, 0) != 0 && errno == ESRCH) {
+    if (peerPid_ > 0 && !processAlive(peerPid_)) {
       return remoteError("rank " + std::to_string(peerRank_) + " (pid " + std::to_string(peerPid_) + ") is gone");
     }
     return progress();
+  }
+
+  /// False once `pid` has exited, including while it is a zombie its parent has not reaped yet.
+  static bool processAlive(int pid) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;  // no procfs: trust kill()
+    size_t close = line.rfind(')');
+    return close == std::string::npos || close + 2 >= line.size() || (line[close + 2] != 'Z' && line[close + 2] != 'X');
   }
 
   void close() override {

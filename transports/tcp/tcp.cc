@@ -59,7 +59,13 @@ class TcpConnection final : public Connection {
 
   Status progress() override {
     CHORUS_TRY(pushOut());
-    return pullIn();
+    CHORUS_TRY(pullIn());
+    // A peer that finished and exited closes its sockets; that is an error only once we still wait for bytes
+    // that can no longer come.
+    if (peerClosed_ && in_.readable().empty()) {
+      return remoteError("rank " + std::to_string(peerRank_) + " closed the tcp connection");
+    }
+    return Status::ok();
   }
   Status checkPeer() override { return progress(); }
   void close() override {
@@ -128,7 +134,11 @@ class TcpConnection final : public Connection {
         uint64_t end = std::min({limit, blockEnd, c - c % capacity + capacity});
         ssize_t n = recv(fds_[k], base + c % capacity, end - c, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
-        if (n <= 0) return fail("recv", n);
+        if (n == 0) {
+          peerClosed_ = true;
+          break;
+        }
+        if (n < 0) return fail("recv", n);
         c += static_cast<uint64_t>(n);
         if (c == blockEnd) advance(c);
       }
@@ -147,6 +157,7 @@ class TcpConnection final : public Connection {
   Fifo out_, in_;
   std::vector<uint64_t> sendCursor_, recvCursor_;
   uint64_t produced_ = 0, freed_ = 0, consumed_ = 0;
+  bool peerClosed_ = false;
 };
 
 class TcpTransportImpl final : public Transport {

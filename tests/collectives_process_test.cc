@@ -1,0 +1,156 @@
+// Tier 2: ranks as processes over shm and tcp. A cross-section of cases that still touches every collective,
+// datatype, op and world size; failure injection (a killed rank, garbage on the bootstrap port).
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "bootstrap/id_layout.hpp"
+#include "bootstrap/socket.hpp"
+#include "bootstrap/store.hpp"
+#include "tests/support/collective_case.hpp"
+#include "tests/support/process_ranks.hpp"
+
+namespace chorus::testing {
+namespace {
+
+// Cases for world size w: for each collective two (type, op, size, placement) picks that rotate with the
+// collective and w, so that over all world sizes every type and op appears.
+std::vector<Case> crossSection(int w) {
+  const std::vector<size_t> sizes = {0, 1, 33, 1021, 70001};
+  std::vector<Case> cases;
+  int ci = 0;
+  for (algo::CollType coll : testedCollectives()) {
+    for (int k = 0; k < 2; ++k, ++ci) {
+      const int pick = ci + k + w;
+      Case c;
+      c.coll = coll;
+      c.type = allDataTypes()[(2 * ci + k + w) % allDataTypes().size()];
+      c.op = allOps()[pick % allOps().size()];
+      c.count = sizes[pick % sizes.size()];
+      c.inPlace = supportsInPlace(coll) && pick % 2 == 1;
+      c.root = pick % w;
+      cases.push_back(c);
+    }
+  }
+  return cases;
+}
+
+class ProcessCollectives : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(ProcessCollectives, CrossSection) {
+  const auto [transport, w] = GetParam();
+  auto results = runProcesses(w, transport, [w = w](Communicator& comm) -> std::string {
+    for (const Case& c : crossSection(w)) {
+      std::string error = runCase(comm, c);
+      if (!error.empty()) return error;
+    }
+    return "";
+  });
+  for (int r = 0; r < w; ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, ProcessCollectives,
+                         ::testing::Combine(::testing::Values("shm", "tcp"), ::testing::Values(1, 2, 3, 4, 7, 8)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
+                         });
+
+std::vector<std::string> shmEntriesOf(pid_t pid) {
+  std::vector<std::string> found;
+  const std::string prefix = "chorus-" + std::to_string(pid) + "-";
+  if (DIR* d = opendir("/dev/shm")) {
+    while (dirent* e = readdir(d))
+      if (strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) found.push_back(e->d_name);
+    closedir(d);
+  }
+  return found;
+}
+
+class KilledRank : public ::testing::TestWithParam<std::string> {};
+
+// SIGKILL one rank in the middle of a stream of large AllReduces: every other rank must return an error that
+// names the operation within 10 s, and no shared-memory segment may stay behind.
+TEST_P(KilledRank, SurvivorsReportAnErrorQuickly) {
+  const int n = 4, victim = 2;
+  auto results = runProcesses(
+      n, GetParam(),
+      [](Communicator& comm) -> std::string {
+        std::vector<float> buf(4 << 20, 1.0f);
+        for (int it = 0; it < 100000; ++it) {
+          if (comm.rank() == victim && it == 3) kill(getpid(), SIGKILL);
+          Status st = comm.allReduce(buf.data(), buf.data(), buf.size(), DataType::kFloat32, RedOp::sum());
+          if (!st.isOk()) {
+            if (st.message().find("AllReduce") == std::string::npos) return "error does not name the op: " + st.message();
+            return "";
+          }
+        }
+        return "no error although a rank was killed";
+      },
+      60);
+  ASSERT_EQ(results[victim].exitCode, 128 + SIGKILL);
+  for (int r = 0; r < n; ++r) {
+    if (r == victim) continue;
+    EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
+    EXPECT_LT(results[r].secondsToExit - results[victim].secondsToExit, 10.0) << "rank " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, KilledRank, ::testing::Values("shm", "tcp"));
+
+TEST(SharedMemory, NoSegmentOutlivesInit) {
+  auto results = runProcesses(3, "shm", [](Communicator& comm) -> std::string {
+    // After init every segment is mapped and unlinked: nothing with this process's pid may remain.
+    auto left = shmEntriesOf(getpid());
+    int count = static_cast<int>(left.size()), total = 0;
+    Status st = comm.allReduce(&count, &total, 1, DataType::kInt32, RedOp::sum());
+    if (!st.isOk()) return st.message();
+    return total == 0 ? "" : std::to_string(total) + " /dev/shm entries left after init";
+  });
+  for (auto& r : results) EXPECT_EQ(r.exitCode, 0);
+}
+
+TEST(Bootstrap, GarbageAndWrongSecretsAreRefusedAndTheRootKeepsServing) {
+  UniqueId id;
+  ASSERT_TRUE(UniqueId::create(&id).isOk());
+  bootstrap::IdLayout l = bootstrap::decodeId(id);
+  net::Endpoint root{l.rootIp, l.rootPort};
+  auto sendAndExpectClose = [&](const void* data, size_t bytes) {
+    int fd = -1;
+    ASSERT_TRUE(net::connectTo(root, Deadline::after(5), &fd).isOk());
+    ASSERT_TRUE(net::sendAll(fd, data, bytes, Deadline::after(5)).isOk());
+    char c;
+    Status st = net::recvAll(fd, &c, 1, Deadline::after(5));
+    EXPECT_EQ(st.code(), ErrorCode::kRemoteError) << st.message();  // the root closed the connection
+    net::closeFd(fd);
+  };
+  std::vector<unsigned char> garbage(4096);
+  for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<unsigned char>(i * 131 + 7);
+  sendAndExpectClose(garbage.data(), garbage.size());
+  uint64_t wrongSecret[2] = {bootstrap::wire::kHelloMagic, l.secret + 1};
+  sendAndExpectClose(wrongSecret, sizeof(wrongSecret));
+  // A valid hello followed by an absurd length is dropped too.
+  struct {
+    uint64_t magic, secret;
+    uint32_t op, keyBytes;
+    uint64_t valueBytes;
+  } oversized{bootstrap::wire::kHelloMagic, l.secret, 1, 10, 1ull << 40};
+  sendAndExpectClose(&oversized, sizeof(oversized));
+
+  // The same root still brings up a communicator.
+  auto results = runProcesses(
+      2, "",
+      [](Communicator& comm) -> std::string {
+        int v = 1, sum = 0;
+        Status st = comm.allReduce(&v, &sum, 1, DataType::kInt32, RedOp::sum());
+        return st.isOk() && sum == 2 ? "" : "allreduce after garbage failed";
+      },
+      60, &id);
+  for (auto& r : results) EXPECT_EQ(r.exitCode, 0);
+}
+
+}  // namespace
+}  // namespace chorus::testing

@@ -1,0 +1,221 @@
+// Tier 0: the plan simulator. Every registered algorithm runs for 1..64 ranks and sizes 0, 1, odd, prime and
+// larger, all ranks in this one thread over small in-memory FIFOs (4 KiB, so chunks wrap and pipelines stall).
+// A round in which no rank moves a byte while some rank is unfinished is a deadlock.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "algorithms/plan.hpp"
+#include "engine/execution.hpp"
+#include "transports/fifo_connection.hpp"
+
+namespace chorus::algo {
+namespace {
+
+constexpr size_t kFifoBytes = 4096;
+
+int32_t value(int rank, size_t index) { return static_cast<int32_t>(rank * 100003 + static_cast<int>(index)); }
+
+// Full mesh of FIFO connections between n simulated ranks (plus each rank to itself).
+class Mesh {
+ public:
+  explicit Mesh(int n) : n_(n), conns_(n * n) {
+    for (int a = 0; a < n; ++a) {
+      for (int b = a; b < n; ++b) {
+        const size_t one = transport::Fifo::bytesFor(kFifoBytes);
+        std::shared_ptr<void> memory(aligned_alloc(64, 2 * one), free);
+        auto* base = static_cast<std::byte*>(memory.get());
+        transport::Fifo ab(base, kFifoBytes, true), ba(base + one, kFifoBytes, true);
+        if (a == b) {
+          conns_[a * n + a] = std::make_unique<transport::FifoConnection>(memory, ab, ab, a, 0, "sim");
+          continue;
+        }
+        conns_[a * n + b] = std::make_unique<transport::FifoConnection>(memory, ab, ba, b, 0, "sim");
+        conns_[b * n + a] = std::make_unique<transport::FifoConnection>(memory, ba, ab, a, 0, "sim");
+      }
+    }
+  }
+  transport::Connection* get(int from, int to) { return conns_[from * n_ + to].get(); }
+
+ private:
+  int n_;
+  std::vector<std::unique_ptr<transport::Connection>> conns_;
+};
+
+// Runs every rank's execution in turn until all finish; returns "" or a deadlock/error description.
+std::string simulate(std::vector<std::unique_ptr<engine::Execution>>& execs) {
+  while (true) {
+    bool moved = false, done = true;
+    for (auto& e : execs) {
+      if (e->done()) continue;
+      Status st = e->advance(&moved);
+      if (!st.isOk()) return st.message();
+      done = done && e->done();
+    }
+    if (done) return "";
+    if (!moved) {
+      std::string who;
+      for (auto& e : execs)
+        if (!e->done()) who += " rank " + std::to_string(e->rank()) + " waits for " + e->pendingPeers() + ";";
+      return "deadlock:" + who;
+    }
+  }
+}
+
+struct RankBuffers {
+  std::vector<int32_t> send, recv, scratch;
+};
+
+// AlltoAllv traffic from s to d, in elements.
+size_t amount(int s, int d, size_t count) { return ((static_cast<size_t>(s + d) + count) % 3) * count; }
+
+CollShape shapeFor(CollType coll, int n, int r, size_t count) {
+  CollShape s{coll, n, r, count, sizeof(int32_t), static_cast<int>(count % n), {}, {}, {}, {}};
+  if (coll == CollType::kAlltoAllv) {
+    size_t so = 0, ro = 0;
+    for (int k = 0; k < n; ++k) {
+      s.sendCounts.push_back(amount(r, k, count));
+      s.sendDispls.push_back(so);
+      so += s.sendCounts.back();
+      s.recvCounts.push_back(amount(k, r, count));
+      s.recvDispls.push_back(ro);
+      ro += s.recvCounts.back();
+    }
+  }
+  return s;
+}
+
+// Input sizes and the expected output of rank r, in elements.
+void layout(const CollShape& s, size_t* sendElems, size_t* recvElems) {
+  const size_t n = static_cast<size_t>(s.nranks), c = s.count;
+  switch (s.type) {
+    case CollType::kReduceScatter: *sendElems = n * c; *recvElems = c; break;
+    case CollType::kAllGather:
+    case CollType::kGather: *sendElems = c; *recvElems = n * c; break;
+    case CollType::kAlltoAll: *sendElems = n * c; *recvElems = n * c; break;
+    case CollType::kScatter: *sendElems = n * c; *recvElems = c; break;
+    case CollType::kAlltoAllv:
+      *sendElems = s.sendDispls.back() + s.sendCounts.back();
+      *recvElems = s.recvDispls.back() + s.recvCounts.back();
+      break;
+    default: *sendElems = c; *recvElems = c; break;
+  }
+}
+
+std::vector<int32_t> expected(const CollShape& s) {
+  const int n = s.nranks, r = s.rank, root = s.root;
+  const size_t c = s.count;
+  size_t sendElems, recvElems;
+  layout(s, &sendElems, &recvElems);
+  std::vector<int32_t> out(recvElems, -1);  // -1: untouched
+  auto sum = [&](size_t i) {
+    int32_t acc = 0;
+    for (int k = 0; k < n; ++k) acc += value(k, i);
+    return acc;
+  };
+  switch (s.type) {
+    case CollType::kAllReduce: for (size_t i = 0; i < c; ++i) out[i] = sum(i); break;
+    case CollType::kReduce: if (r == root) for (size_t i = 0; i < c; ++i) out[i] = sum(i); break;
+    case CollType::kReduceScatter: for (size_t i = 0; i < c; ++i) out[i] = sum(r * c + i); break;
+    case CollType::kAllGather:
+      for (int k = 0; k < n; ++k) for (size_t i = 0; i < c; ++i) out[k * c + i] = value(k, i);
+      break;
+    case CollType::kGather:
+      if (r == root) for (int k = 0; k < n; ++k) for (size_t i = 0; i < c; ++i) out[k * c + i] = value(k, i);
+      break;
+    case CollType::kAlltoAll:
+      for (int k = 0; k < n; ++k) for (size_t i = 0; i < c; ++i) out[k * c + i] = value(k, r * c + i);
+      break;
+    case CollType::kAlltoAllv:
+      for (int k = 0; k < n; ++k) {
+        size_t at = 0;
+        for (int d = 0; d < r; ++d) at += amount(k, d, c);
+        for (size_t i = 0; i < s.recvCounts[k]; ++i) out[s.recvDispls[k] + i] = value(k, at + i);
+      }
+      break;
+    case CollType::kBroadcast: for (size_t i = 0; i < c; ++i) out[i] = value(root, i); break;
+    case CollType::kScatter: for (size_t i = 0; i < c; ++i) out[i] = value(root, r * c + i); break;
+    default: break;
+  }
+  return out;
+}
+
+class PlanSimulator : public ::testing::TestWithParam<int> {};
+
+TEST_P(PlanSimulator, EveryAlgorithmDeliversTheExactResultWithoutDeadlock) {
+  const int n = GetParam();
+  for (const Algorithm& a : algorithms()) {
+    if (a.coll == CollType::kSend || a.coll == CollType::kRecv) continue;
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{13}, size_t{1000}}) {
+      Mesh mesh(n);
+      std::vector<RankBuffers> bufs(n);
+      std::vector<Plan> plans(n);
+      std::vector<std::unique_ptr<engine::Execution>> execs;
+      for (int r = 0; r < n; ++r) {
+        CollShape shape = shapeFor(a.coll, n, r, count);
+        size_t sendElems, recvElems;
+        layout(shape, &sendElems, &recvElems);
+        bufs[r].send.resize(sendElems);
+        for (size_t i = 0; i < sendElems; ++i) bufs[r].send[i] = value(r, i);
+        bufs[r].recv.assign(recvElems, -1);
+        plans[r] = a.generate(shape);
+        bufs[r].scratch.resize(plans[r].scratchBytes / sizeof(int32_t) + 1);
+        execs.push_back(std::make_unique<engine::Execution>(
+            r, a.name, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
+        engine::Binding b{bufs[r].send.data(), bufs[r].recv.data(), bufs[r].scratch.data(),
+                          kernels::reduceFunction(DataType::kInt32, RedOpKind::kSum), sizeof(int32_t)};
+        execs.back()->append(plans[r], b);
+      }
+      std::string error = simulate(execs);
+      ASSERT_EQ(error, "") << collName(a.coll) << "/" << a.name << " n=" << n << " count=" << count;
+      for (int r = 0; r < n; ++r) {
+        ASSERT_EQ(bufs[r].recv, expected(shapeFor(a.coll, n, r, count)))
+            << collName(a.coll) << "/" << a.name << " n=" << n << " count=" << count << " rank " << r;
+      }
+    }
+  }
+}
+
+TEST_P(PlanSimulator, SendRecvRingInOneGroup) {
+  const int n = GetParam();
+  const Algorithm* send = findAlgorithm(CollType::kSend);
+  const Algorithm* recv = findAlgorithm(CollType::kRecv);
+  ASSERT_TRUE(send && recv);
+  Mesh mesh(n);
+  const size_t count = 999;
+  std::vector<RankBuffers> bufs(n);
+  std::vector<std::unique_ptr<engine::Execution>> execs;
+  for (int r = 0; r < n; ++r) {
+    bufs[r].send.resize(count);
+    for (size_t i = 0; i < count; ++i) bufs[r].send[i] = value(r, i);
+    bufs[r].recv.assign(count, -1);
+    execs.push_back(std::make_unique<engine::Execution>(
+        r, "sendrecv", [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
+    engine::Binding b{bufs[r].send.data(), bufs[r].recv.data(), nullptr, nullptr, sizeof(int32_t)};
+    execs.back()->append(send->generate({CollType::kSend, n, r, count, 4, (r + 1) % n, {}, {}, {}, {}}), b);
+    execs.back()->append(recv->generate({CollType::kRecv, n, r, count, 4, (r - 1 + n) % n, {}, {}, {}, {}}), b);
+  }
+  ASSERT_EQ(simulate(execs), "");
+  for (int r = 0; r < n; ++r) EXPECT_EQ(bufs[r].recv[count - 1], value((r - 1 + n) % n, count - 1));
+}
+
+std::vector<int> allRankCounts() {
+  std::vector<int> v;
+  for (int n = 1; n <= 64; ++n) v.push_back(n);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, PlanSimulator, ::testing::ValuesIn(allRankCounts()));
+
+TEST(PlanCatalogue, EveryCollectiveHasAnAlgorithm) {
+  for (CollType c : {CollType::kAllReduce, CollType::kReduceScatter, CollType::kAllGather, CollType::kAlltoAll,
+                     CollType::kAlltoAllv, CollType::kBroadcast, CollType::kReduce, CollType::kGather,
+                     CollType::kScatter, CollType::kSend, CollType::kRecv}) {
+    EXPECT_NE(findAlgorithm(c), nullptr) << collName(c);
+  }
+}
+
+}  // namespace
+}  // namespace chorus::algo
