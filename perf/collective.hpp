@@ -10,9 +10,9 @@
 namespace chorus::perf {
 
 struct Counts {
-  size_t sendCount = 0;      // elements in the send buffer
-  size_t recvCount = 0;      // elements in the recv buffer
-  size_t paramCount = 0;     // the count passed to the call (the `count` column)
+  size_t sendCount = 0;   // elements in the send buffer
+  size_t recvCount = 0;   // elements in the recv buffer
+  size_t paramCount = 0;  // the count passed to the call (the `count` column)
 };
 
 /// Where the send buffer sits in an in-place call (nccl-tests' layouts).
@@ -28,15 +28,15 @@ struct FillArgs {
   size_t count;                // paramCount
   ncclDataType_t type;
   uint64_t seed;
-  void* send;                  // sendCount elements to fill
-  void* expected;              // recvCount elements to write
+  void* send;      // sendCount elements to fill
+  void* expected;  // recvCount elements to write
 };
 
 struct Collective {
-  const char* name;       // "all_reduce"
+  const char* name;  // "all_reduce"
   bool usesOp;
   bool usesRoot;
-  bool checksInPlace;     // alltoall and sendrecv in place are timed but not checked, as in nccl-tests
+  bool checksInPlace;  // alltoall and sendrecv in place are timed but not checked, as in nccl-tests
   InPlace inPlace;
   Counts (*counts)(size_t bytes, int nranks, size_t elemSize);
   double (*busFactor)(int nranks);

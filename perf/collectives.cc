@@ -18,7 +18,8 @@ double factorOne(int) { return 1.0; }
 
 void fillInputs(const FillArgs& a, int rank, size_t n, size_t firstIndex, void* out) {
   ValueKind kind = valueKindFor(a.op);
-  for (size_t i = 0; i < n; ++i) storeValue(out, i, a.type, inputValue(a.seed, rank, firstIndex + i, kind, a.type, a.nranks));
+  for (size_t i = 0; i < n; ++i)
+    storeValue(out, i, a.type, inputValue(a.seed, rank, firstIndex + i, kind, a.type, a.nranks));
 }
 
 // --- all_reduce
@@ -66,8 +67,8 @@ bool allGatherFill(const FillArgs& a) {
   }
   return true;
 }
-ncclResult_t allGatherLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int, ncclComm_t comm,
-                             int, int) {
+ncclResult_t allGatherLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int, ncclComm_t comm, int,
+                             int) {
   return ncclAllGather(s, r, c, t, comm, nullptr);
 }
 
@@ -87,8 +88,8 @@ bool alltoAllFill(const FillArgs& a) {
   }
   return true;
 }
-ncclResult_t alltoAllLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int, ncclComm_t comm,
-                            int, int) {
+ncclResult_t alltoAllLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int, ncclComm_t comm, int,
+                            int) {
   return ncclAlltoAll(s, r, c, t, comm, nullptr);
 }
 
@@ -104,8 +105,8 @@ bool broadcastFill(const FillArgs& a) {
   }
   return true;
 }
-ncclResult_t broadcastLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int root,
-                             ncclComm_t comm, int, int) {
+ncclResult_t broadcastLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int root, ncclComm_t comm,
+                             int, int) {
   return ncclBroadcast(s, r, c, t, root, comm, nullptr);
 }
 
@@ -116,8 +117,8 @@ bool reduceFill(const FillArgs& a) {
   for (size_t i = 0; i < a.count; ++i) storeReduced(a.expected, i, a.seed, i, a.op, a.type, a.nranks);
   return true;
 }
-ncclResult_t reduceLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t op, int root,
-                          ncclComm_t comm, int, int) {
+ncclResult_t reduceLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t op, int root, ncclComm_t comm,
+                          int, int) {
   return ncclReduce(s, r, c, t, op, root, comm, nullptr);
 }
 
@@ -136,8 +137,8 @@ bool gatherFill(const FillArgs& a) {
   }
   return true;
 }
-ncclResult_t gatherLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int root,
-                          ncclComm_t comm, int, int) {
+ncclResult_t gatherLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int root, ncclComm_t comm,
+                          int, int) {
   return ncclGather(s, r, c, t, root, comm, nullptr);
 }
 
@@ -154,8 +155,8 @@ bool scatterFill(const FillArgs& a) {
   }
   return true;
 }
-ncclResult_t scatterLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int root,
-                           ncclComm_t comm, int, int) {
+ncclResult_t scatterLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int root, ncclComm_t comm,
+                           int, int) {
   return ncclScatter(s, r, c, t, root, comm, nullptr);
 }
 
@@ -179,20 +180,24 @@ ncclResult_t sendRecvLaunch(const void* s, void* r, size_t c, ncclDataType_t t, 
 
 }  // namespace
 
-const Collective kAllReduce{"all_reduce", true, false, true, InPlace::kSame, allReduceCounts, factorAll, allReduceFill,
-                            allReduceLaunch};
-const Collective kReduceScatter{"reduce_scatter", true, false, true, InPlace::kRecvInsideSend, reduceScatterCounts, factorPart,
-                                reduceScatterFill, reduceScatterLaunch};
-const Collective kAllGather{"all_gather", false, false, true, InPlace::kSendInsideRecv, allGatherCounts, factorPart, allGatherFill,
-                            allGatherLaunch};
-const Collective kAlltoAll{"alltoall", false, false, false, InPlace::kSame, alltoAllCounts, factorPart, alltoAllFill,
-                           alltoAllLaunch};
-const Collective kBroadcast{"broadcast", false, true, true, InPlace::kSame, broadcastCounts, factorOne, broadcastFill,
-                            broadcastLaunch};
-const Collective kReduce{"reduce", true, true, true, InPlace::kSame, broadcastCounts, factorOne, reduceFill, reduceLaunch};
-const Collective kGather{"gather", false, true, true, InPlace::kSendInsideRecv, gatherCounts, factorPart, gatherFill, gatherLaunch};
-const Collective kScatter{"scatter", false, true, true, InPlace::kRecvInsideSend, scatterCounts, factorPart, scatterFill, scatterLaunch};
-const Collective kSendRecv{"sendrecv", false, false, false, InPlace::kSame, broadcastCounts, factorOne, sendRecvFill,
-                           sendRecvLaunch};
+const Collective kAllReduce{"all_reduce",    true,      false,         true,           InPlace::kSame,
+                            allReduceCounts, factorAll, allReduceFill, allReduceLaunch};
+const Collective kReduceScatter{
+    "reduce_scatter",   true, false, true, InPlace::kRecvInsideSend, reduceScatterCounts, factorPart, reduceScatterFill,
+    reduceScatterLaunch};
+const Collective kAllGather{"all_gather",    false,      false,         true,           InPlace::kSendInsideRecv,
+                            allGatherCounts, factorPart, allGatherFill, allGatherLaunch};
+const Collective kAlltoAll{"alltoall",     false,      false,        false,         InPlace::kSame,
+                           alltoAllCounts, factorPart, alltoAllFill, alltoAllLaunch};
+const Collective kBroadcast{"broadcast",     false,     true,          true,           InPlace::kSame,
+                            broadcastCounts, factorOne, broadcastFill, broadcastLaunch};
+const Collective kReduce{"reduce",        true,      true,       true,        InPlace::kSame,
+                         broadcastCounts, factorOne, reduceFill, reduceLaunch};
+const Collective kGather{"gather",     false,      true,       true,        InPlace::kSendInsideRecv,
+                         gatherCounts, factorPart, gatherFill, gatherLaunch};
+const Collective kScatter{"scatter",     false,      true,        true,         InPlace::kRecvInsideSend,
+                          scatterCounts, factorPart, scatterFill, scatterLaunch};
+const Collective kSendRecv{"sendrecv",      false,     false,        false,         InPlace::kSame,
+                           broadcastCounts, factorOne, sendRecvFill, sendRecvLaunch};
 
 }  // namespace chorus::perf

@@ -10,11 +10,15 @@ ValueKind valueKindFor(int op) {
   switch (op) {
     case ncclSum:
     case ncclAvg:
-    case kMulSum: return ValueKind::kSum;
-    case ncclProd: return ValueKind::kProd;
+    case kMulSum:
+      return ValueKind::kSum;
+    case ncclProd:
+      return ValueKind::kProd;
     case ncclMax:
-    case ncclMin: return ValueKind::kMinMax;
-    default: return ValueKind::kMove;
+    case ncclMin:
+      return ValueKind::kMinMax;
+    default:
+      return ValueKind::kMove;
   }
 }
 
@@ -34,11 +38,16 @@ bool isUnsigned(ncclDataType_t t) { return t == ncclUint8 || t == ncclUint32 || 
 // Largest integer magnitude every partial sum may reach and stay exact in the type.
 double exactLimit(ncclDataType_t t) {
   switch (t) {
-    case ncclBfloat16: return 256;
-    case ncclFloat16: return 2048;
-    case ncclInt8: return 127;  // keeps signed sums in range too
-    case ncclUint8: return 255;
-    default: return 1 << 20;
+    case ncclBfloat16:
+      return 256;
+    case ncclFloat16:
+      return 2048;
+    case ncclInt8:
+      return 127;  // keeps signed sums in range too
+    case ncclUint8:
+      return 255;
+    default:
+      return 1 << 20;
   }
 }
 
@@ -55,10 +64,12 @@ double inputValue(uint64_t seed, int rank, size_t index, ValueKind kind, ncclDat
       if (isUnsigned(type)) return static_cast<double>(h % static_cast<uint64_t>(b + 1));
       return static_cast<double>(static_cast<int64_t>(h % static_cast<uint64_t>(2 * b + 1)) - b);
     }
-    case ValueKind::kProd: return h % 13 == 0 ? 2.0 : 1.0;
+    case ValueKind::kProd:
+      return h % 13 == 0 ? 2.0 : 1.0;
     case ValueKind::kMinMax:
       return isUnsigned(type) ? static_cast<double>(h % 101) : static_cast<double>(static_cast<int64_t>(h % 101) - 50);
-    case ValueKind::kMove: return static_cast<double>(h % (type == ncclBfloat16 ? 256 : 2048));
+    case ValueKind::kMove:
+      return static_cast<double>(h % (type == ncclBfloat16 ? 256 : 2048));
   }
   return 0;
 }
@@ -66,13 +77,17 @@ double inputValue(uint64_t seed, int rank, size_t index, ValueKind kind, ncclDat
 size_t typeSize(ncclDataType_t type) {
   switch (type) {
     case ncclInt8:
-    case ncclUint8: return 1;
+    case ncclUint8:
+      return 1;
     case ncclFloat16:
-    case ncclBfloat16: return 2;
+    case ncclBfloat16:
+      return 2;
     case ncclInt32:
     case ncclUint32:
-    case ncclFloat32: return 4;
-    default: return 8;
+    case ncclFloat32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
@@ -94,7 +109,9 @@ void storeValue(void* buffer, size_t position, ncclDataType_t type, double value
       break;
     }
     case ncclInt64:
-    case ncclUint64: memcpy(p, &wrapped, 8); break;
+    case ncclUint64:
+      memcpy(p, &wrapped, 8);
+      break;
     case ncclFloat16: {
       uint16_t v = kernels::floatToHalf(static_cast<float>(value));
       memcpy(p, &v, 2);
@@ -110,12 +127,13 @@ void storeValue(void* buffer, size_t position, ncclDataType_t type, double value
       memcpy(p, &v, 4);
       break;
     }
-    default: memcpy(p, &value, 8); break;
+    default:
+      memcpy(p, &value, 8);
+      break;
   }
 }
 
-void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, int op, ncclDataType_t type,
-                  int nranks) {
+void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, int op, ncclDataType_t type, int nranks) {
   const ValueKind kind = valueKindFor(op);
   double acc = inputValue(seed, 0, index, kind, type, nranks) * (op == kMulSum ? mulSumScalar(0) : 1.0);
   uint64_t intProduct = static_cast<uint64_t>(static_cast<int64_t>(acc));
@@ -126,10 +144,18 @@ void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, in
         acc *= v;
         intProduct *= static_cast<uint64_t>(static_cast<int64_t>(v));
         break;
-      case ncclMax: acc = v > acc ? v : acc; break;
-      case ncclMin: acc = v < acc ? v : acc; break;
-      case kMulSum: acc += v * mulSumScalar(r); break;
-      default: acc += v; break;
+      case ncclMax:
+        acc = v > acc ? v : acc;
+        break;
+      case ncclMin:
+        acc = v < acc ? v : acc;
+        break;
+      case kMulSum:
+        acc += v * mulSumScalar(r);
+        break;
+      default:
+        acc += v;
+        break;
     }
   }
   const bool isFloat = type == ncclFloat16 || type == ncclBfloat16 || type == ncclFloat32 || type == ncclFloat64;
@@ -140,8 +166,10 @@ void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, in
   if (op == ncclAvg) {
     if (isFloat) {
       // The sum is exact in the type; the division is rounded once in float (or double) like the library does.
-      if (type == ncclFloat64) acc = acc / nranks;
-      else acc = static_cast<float>(acc) / static_cast<float>(nranks);
+      if (type == ncclFloat64)
+        acc = acc / nranks;
+      else
+        acc = static_cast<float>(acc) / static_cast<float>(nranks);
     } else {
       // Integer avg: the wrapped sum divided with truncation, in the element type.
       storeValue(buffer, position, type, acc);
@@ -149,14 +177,32 @@ void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, in
       memcpy(tmp, static_cast<char*>(buffer) + position * typeSize(type), typeSize(type));
       int64_t s = 0;
       switch (type) {
-        case ncclInt8: s = static_cast<int8_t>(tmp[0]); break;
-        case ncclUint8: s = static_cast<uint8_t>(tmp[0]); break;
-        case ncclInt32: { int32_t v; memcpy(&v, tmp, 4); s = v; break; }
-        case ncclUint32: { uint32_t v; memcpy(&v, tmp, 4); s = v; break; }
-        default: memcpy(&s, tmp, 8); break;
+        case ncclInt8:
+          s = static_cast<int8_t>(tmp[0]);
+          break;
+        case ncclUint8:
+          s = static_cast<uint8_t>(tmp[0]);
+          break;
+        case ncclInt32: {
+          int32_t v;
+          memcpy(&v, tmp, 4);
+          s = v;
+          break;
+        }
+        case ncclUint32: {
+          uint32_t v;
+          memcpy(&v, tmp, 4);
+          s = v;
+          break;
+        }
+        default:
+          memcpy(&s, tmp, 8);
+          break;
       }
-      if (type == ncclUint64) acc = static_cast<double>(static_cast<uint64_t>(s) / static_cast<uint64_t>(nranks));
-      else acc = static_cast<double>(s / nranks);
+      if (type == ncclUint64)
+        acc = static_cast<double>(static_cast<uint64_t>(s) / static_cast<uint64_t>(nranks));
+      else
+        acc = static_cast<double>(s / nranks);
     }
   }
   storeValue(buffer, position, type, acc);

@@ -12,7 +12,7 @@ namespace chorus::perf {
 /// What a value will go through; decides its range.
 enum class ValueKind { kSum, kProd, kMinMax, kMove };
 
-ValueKind valueKindFor(int op);  // op: an ncclRedOp_t value, or -1 for data movement, or kMulSum
+ValueKind valueKindFor(int op);       // op: an ncclRedOp_t value, or -1 for data movement, or kMulSum
 inline constexpr int kMulSum = 1000;  // marker for -o mulsum (PreMulSum with scalar 1 on even, 2 on odd ranks)
 
 /// The input of `rank` at element `index` as an exact small number.
@@ -21,8 +21,7 @@ double inputValue(uint64_t seed, int rank, size_t index, ValueKind kind, ncclDat
 inline double mulSumScalar(int rank) { return rank % 2 == 0 ? 1.0 : 2.0; }
 
 /// Reduction of all ranks' inputs at `index` for op (sum, prod, max, min, avg or kMulSum), stored as `type`.
-void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, int op, ncclDataType_t type,
-                  int nranks);
+void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, int op, ncclDataType_t type, int nranks);
 
 void storeValue(void* buffer, size_t position, ncclDataType_t type, double value);
 size_t typeSize(ncclDataType_t type);

@@ -38,9 +38,9 @@ struct RankState {
   char* expected = nullptr;
 };
 
-const char* kTypeNames[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double",
-                            "bfloat16"};
-const ncclDataType_t kTypes[] = {ncclInt8,  ncclUint8,   ncclInt32,   ncclUint32,  ncclInt64,
+const char* kTypeNames[] = {"int8",   "uint8", "int32", "uint32", "int64",
+                            "uint64", "half",  "float", "double", "bfloat16"};
+const ncclDataType_t kTypes[] = {ncclInt8,   ncclUint8,   ncclInt32,   ncclUint32,  ncclInt64,
                                  ncclUint64, ncclFloat16, ncclFloat32, ncclFloat64, ncclBfloat16};
 const char* kOpNames[] = {"sum", "prod", "max", "min", "avg", "mulsum"};
 const int kOps[] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg, kMulSum};
@@ -48,15 +48,15 @@ const int kOps[] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg, kMulSum};
 [[noreturn]] void die(ncclResult_t r, int line) {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
-  fprintf(stderr, "%s: pid %d: Test NCCL failure driver.cc:%d '%s' / %s\n", host, getpid(), line,
-          ncclGetErrorString(r), ncclGetLastError(nullptr));
+  fprintf(stderr, "%s: pid %d: Test NCCL failure driver.cc:%d '%s' / %s\n", host, getpid(), line, ncclGetErrorString(r),
+          ncclGetLastError(nullptr));
   fflush(stdout);
   _exit(r == ncclRemoteError || std::string(ncclGetLastError(nullptr)).find("timed out") != std::string::npos ? 4 : 3);
 }
-#define NCCLCHECK(cmd)                             \
-  do {                                             \
-    ncclResult_t r_ = (cmd);                       \
-    if (r_ != ncclSuccess) die(r_, __LINE__);      \
+#define NCCLCHECK(cmd)                        \
+  do {                                        \
+    ncclResult_t r_ = (cmd);                  \
+    if (r_ != ncclSuccess) die(r_, __LINE__); \
   } while (0)
 
 // Fits a number into `width` characters: 2 decimals, then 1, then 0, then exponent notation.
@@ -181,7 +181,8 @@ class Runner {
     std::vector<std::vector<char>> mine(ranks_.size(), std::vector<char>(kLine));
     for (size_t g = 0; g < ranks_.size(); ++g) {
       snprintf(mine[g].data(), kLine, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [host memory] %s",
-               ranks_[g].rank, getpid(), host, -1, settings().transport.empty() ? "auto" : settings().transport.c_str());
+               ranks_[g].rank, getpid(), host, -1,
+               settings().transport.empty() ? "auto" : settings().transport.c_str());
     }
     NCCLCHECK(ncclGroupStart());
     for (size_t g = 0; g < ranks_.size(); ++g) {
@@ -198,10 +199,10 @@ class Runner {
     if (!printer()) return;
     const char* timeName = opt_.reportCpuTime ? "cputime" : "time";
     printf("#\n");
-    printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "",
-           "", "", "");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s%s\n", "size", "count", "type",
-           "redop", "root", timeName, "algbw", "busbw", "#wrong", timeName, "algbw", "busbw", "#wrong",
+    printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
+           "", "");
+    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s%s\n", "size", "count", "type", "redop",
+           "root", timeName, "algbw", "busbw", "#wrong", timeName, "algbw", "busbw", "#wrong",
            opt_.timestamps ? "  timestamp" : "");
     printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)", "(elements)", "", "", "",
            "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
@@ -218,9 +219,12 @@ class Runner {
     char* base = r.recv + shift;
     const size_t offset = c.paramCount * static_cast<size_t>(r.rank) * e;
     switch (coll_.inPlace) {
-      case InPlace::kSendInsideRecv: return {base + offset, base};
-      case InPlace::kRecvInsideSend: return {base, base + offset};
-      default: return {base, base};
+      case InPlace::kSendInsideRecv:
+        return {base + offset, base};
+      case InPlace::kRecvInsideSend:
+        return {base, base + offset};
+      default:
+        return {base, base};
     }
   }
 
@@ -255,8 +259,15 @@ class Runner {
     for (auto& r : ranks_) {
       Pointers p = pointers(r, inPlace, c, e);
       memset(r.recv, 0, std::max(c.sendCount, c.recvCount) * e + 8 * static_cast<size_t>(opt_.unalign));
-      FillArgs a{r.rank, nranks_, root < 0 ? 0 : root, opIndex < 0 ? -1 : kOps[opIndex], c.paramCount, type, seed,
-                 const_cast<char*>(p.send), r.expected};
+      FillArgs a{r.rank,
+                 nranks_,
+                 root < 0 ? 0 : root,
+                 opIndex < 0 ? -1 : kOps[opIndex],
+                 c.paramCount,
+                 type,
+                 seed,
+                 const_cast<char*>(p.send),
+                 r.expected};
       if (!coll_.fill(a)) memcpy(r.expected, p.recv, c.recvCount * e);
     }
   }
@@ -287,10 +298,18 @@ class Runner {
     double local = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
                    (static_cast<double>(opt_.iters) * opt_.aggIters);
     switch (opt_.average) {
-      case 0: *us = local; break;
-      case 2: *us = reduceAll(local, ncclMin); break;
-      case 3: *us = reduceAll(local, ncclMax); break;
-      default: *us = reduceAll(local, ncclSum) / nranks_; break;
+      case 0:
+        *us = local;
+        break;
+      case 2:
+        *us = reduceAll(local, ncclMin);
+        break;
+      case 3:
+        *us = reduceAll(local, ncclMax);
+        break;
+      default:
+        *us = reduceAll(local, ncclSum) / nranks_;
+        break;
     }
     *wrong = -1;
     if (!check) return;
@@ -330,8 +349,10 @@ class Runner {
         ++cells_;
         char half[128];
         char wrongText[16];
-        if (wrong < 0) snprintf(wrongText, sizeof(wrongText), "%6s", "N/A");
-        else snprintf(wrongText, sizeof(wrongText), "%6g", wrong);
+        if (wrong < 0)
+          snprintf(wrongText, sizeof(wrongText), "%6s", "N/A");
+        else
+          snprintf(wrongText, sizeof(wrongText), "%6g", wrong);
         snprintf(half, sizeof(half), "  %s  %s  %s  %s", fit(us, 7).c_str(), fit(algbw, 6).c_str(),
                  fit(busbw, 6).c_str(), wrongText);
         row += half;
@@ -373,10 +394,11 @@ int runProcess(const Options& o, const Collective& coll, const World& world, con
     ncclGetVersion(&version);
     printf("# chorus perf %s nccl-headers=%d nccl-library=%d\n", "0.1.0", NCCL_VERSION_CODE, version);
     printf("# Collective test starting: %s\n", program);
-    printf("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d agg iters: %d "
-           "validation: %d graph: 0 unalign: %d\n",
-           o.nThreads, o.nGpus, o.minBytes, o.maxBytes, o.stepFactor > 1 ? o.stepFactor : o.stepBytes,
-           o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.aggIters, o.check, o.unalign);
+    printf(
+        "# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d agg iters: %d "
+        "validation: %d graph: 0 unalign: %d\n",
+        o.nThreads, o.nGpus, o.minBytes, o.maxBytes, o.stepFactor > 1 ? o.stepFactor : o.stepBytes,
+        o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.aggIters, o.check, o.unalign);
     if (o.blocking) printf("# Blocking Enabled: wait for completion and barrier after each collective \n");
     for (const auto& flag : o.ignored) printf("# %s has no effect on host memory and is ignored\n", flag.c_str());
     fflush(stdout);

@@ -15,9 +15,12 @@ bool parseSize(const char* text, size_t* out) {
   double v = strtod(text, &end);
   if (end == text || v < 0) return false;
   size_t mult = 1;
-  if (*end == 'K' || *end == 'k') mult = 1ull << 10, ++end;
-  else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
-  else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
+  if (*end == 'K' || *end == 'k')
+    mult = 1ull << 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    mult = 1ull << 20, ++end;
+  else if (*end == 'G' || *end == 'g')
+    mult = 1ull << 30, ++end;
   if (*end != '\0') return false;
   *out = static_cast<size_t>(v * static_cast<double>(mult));
   return true;
@@ -60,30 +63,50 @@ void printUsage(const char* program) {
 }
 
 int parseOptions(int argc, char** argv, Options* o) {
-  static const option longOptions[] = {
-      {"nthreads", required_argument, 0, 't'},       {"ngpus", required_argument, 0, 'g'},
-      {"minbytes", required_argument, 0, 'b'},       {"maxbytes", required_argument, 0, 'e'},
-      {"stepbytes", required_argument, 0, 'i'},      {"stepfactor", required_argument, 0, 'f'},
-      {"iters", required_argument, 0, 'n'},          {"agg_iters", required_argument, 0, 'm'},
-      {"warmup_iters", required_argument, 0, 'w'},   {"run_cycles", required_argument, 0, 'N'},
-      {"parallel_init", required_argument, 0, 'p'},  {"check", required_argument, 0, 'c'},
-      {"op", required_argument, 0, 'o'},             {"datatype", required_argument, 0, 'd'},
-      {"root", required_argument, 0, 'r'},           {"blocking", required_argument, 0, 'z'},
-      {"stream_null", required_argument, 0, 'y'},    {"timeout", required_argument, 0, 'T'},
-      {"cudagraph", required_argument, 0, 'G'},      {"report_cputime", required_argument, 0, 'C'},
-      {"average", required_argument, 0, 'a'},        {"local_register", required_argument, 0, 'R'},
-      {"cta_policy", required_argument, 0, 'x'},     {"device_implementation", required_argument, 0, 'D'},
-      {"device_cta_count", required_argument, 0, 'V'}, {"output_file", required_argument, 0, 'J'},
-      {"report_timestamps", required_argument, 0, 'S'}, {"memory", required_argument, 0, 'M'},
-      {"unalign", required_argument, 0, 'u'},        {"per_iter_timing", required_argument, 0, 'I'},
-      {"per_iter_skip", required_argument, 0, 'K'},  {"nprocs", required_argument, 0, 'P'},
-      {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
+  static const option longOptions[] = {{"nthreads", required_argument, 0, 't'},
+                                       {"ngpus", required_argument, 0, 'g'},
+                                       {"minbytes", required_argument, 0, 'b'},
+                                       {"maxbytes", required_argument, 0, 'e'},
+                                       {"stepbytes", required_argument, 0, 'i'},
+                                       {"stepfactor", required_argument, 0, 'f'},
+                                       {"iters", required_argument, 0, 'n'},
+                                       {"agg_iters", required_argument, 0, 'm'},
+                                       {"warmup_iters", required_argument, 0, 'w'},
+                                       {"run_cycles", required_argument, 0, 'N'},
+                                       {"parallel_init", required_argument, 0, 'p'},
+                                       {"check", required_argument, 0, 'c'},
+                                       {"op", required_argument, 0, 'o'},
+                                       {"datatype", required_argument, 0, 'd'},
+                                       {"root", required_argument, 0, 'r'},
+                                       {"blocking", required_argument, 0, 'z'},
+                                       {"stream_null", required_argument, 0, 'y'},
+                                       {"timeout", required_argument, 0, 'T'},
+                                       {"cudagraph", required_argument, 0, 'G'},
+                                       {"report_cputime", required_argument, 0, 'C'},
+                                       {"average", required_argument, 0, 'a'},
+                                       {"local_register", required_argument, 0, 'R'},
+                                       {"cta_policy", required_argument, 0, 'x'},
+                                       {"device_implementation", required_argument, 0, 'D'},
+                                       {"device_cta_count", required_argument, 0, 'V'},
+                                       {"output_file", required_argument, 0, 'J'},
+                                       {"report_timestamps", required_argument, 0, 'S'},
+                                       {"memory", required_argument, 0, 'M'},
+                                       {"unalign", required_argument, 0, 'u'},
+                                       {"per_iter_timing", required_argument, 0, 'I'},
+                                       {"per_iter_skip", required_argument, 0, 'K'},
+                                       {"nprocs", required_argument, 0, 'P'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "t:g:b:e:i:f:n:m:w:N:p:I:K:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:S:M:u:", longOptions,
                           nullptr)) != -1) {
     switch (c) {
-      case 't': o->nThreads = toInt(optarg); break;
-      case 'g': o->nGpus = toInt(optarg); break;
+      case 't':
+        o->nThreads = toInt(optarg);
+        break;
+      case 'g':
+        o->nGpus = toInt(optarg);
+        break;
       case 'b':
         if (!parseSize(optarg, &o->minBytes)) {
           fprintf(stderr, "invalid size specified for 'minbytes'\n");
@@ -102,26 +125,70 @@ int parseOptions(int argc, char** argv, Options* o) {
           return 255;
         }
         break;
-      case 'f': o->stepFactor = static_cast<size_t>(strtol(optarg, nullptr, 0)); break;
-      case 'n': o->iters = toInt(optarg); break;
-      case 'm': o->aggIters = toInt(optarg); break;
-      case 'w': o->warmupIters = toInt(optarg); break;
-      case 'N': o->runCycles = toInt(optarg); break;
-      case 'c': o->check = toInt(optarg); break;
-      case 'o': o->op = optarg; break;
-      case 'd': o->datatype = optarg; break;
-      case 'r': o->root = toInt(optarg); break;
-      case 'z': o->blocking = toInt(optarg); break;
-      case 'T': o->timeout = atof(optarg); break;
-      case 'C': o->reportCpuTime = toInt(optarg); break;
-      case 'a': o->average = toInt(optarg); break;
-      case 'S': o->timestamps = toInt(optarg); break;
-      case 'u': o->unalign = toInt(optarg); break;
-      case 'P': o->nprocs = toInt(optarg); break;
-      case 'p': case 'y': case 'G': case 'R': case 'x': case 'D': case 'V': case 'J': case 'M': case 'I': case 'K':
+      case 'f':
+        o->stepFactor = static_cast<size_t>(strtol(optarg, nullptr, 0));
+        break;
+      case 'n':
+        o->iters = toInt(optarg);
+        break;
+      case 'm':
+        o->aggIters = toInt(optarg);
+        break;
+      case 'w':
+        o->warmupIters = toInt(optarg);
+        break;
+      case 'N':
+        o->runCycles = toInt(optarg);
+        break;
+      case 'c':
+        o->check = toInt(optarg);
+        break;
+      case 'o':
+        o->op = optarg;
+        break;
+      case 'd':
+        o->datatype = optarg;
+        break;
+      case 'r':
+        o->root = toInt(optarg);
+        break;
+      case 'z':
+        o->blocking = toInt(optarg);
+        break;
+      case 'T':
+        o->timeout = atof(optarg);
+        break;
+      case 'C':
+        o->reportCpuTime = toInt(optarg);
+        break;
+      case 'a':
+        o->average = toInt(optarg);
+        break;
+      case 'S':
+        o->timestamps = toInt(optarg);
+        break;
+      case 'u':
+        o->unalign = toInt(optarg);
+        break;
+      case 'P':
+        o->nprocs = toInt(optarg);
+        break;
+      case 'p':
+      case 'y':
+      case 'G':
+      case 'R':
+      case 'x':
+      case 'D':
+      case 'V':
+      case 'J':
+      case 'M':
+      case 'I':
+      case 'K':
         if (toInt(optarg) != 0 || c == 'J') o->ignored.push_back(std::string("-") + static_cast<char>(c));
         break;
-      case 'h': printUsage(argv[0]); return 0;
+      case 'h':
+        printUsage(argv[0]);
+        return 0;
       default:
         printf("invalid option\n");
         printUsage(argv[0]);

@@ -28,7 +28,7 @@ struct Options {
   int average = 1;
   int unalign = 0;
   int timestamps = 0;
-  int nprocs = 0;  // --nprocs: fork this many local processes
+  int nprocs = 0;                    // --nprocs: fork this many local processes
   std::vector<std::string> ignored;  // accepted flags that mean nothing on host memory
 };
 

@@ -84,7 +84,8 @@ TEST_P(KilledRank, SurvivorsReportAnErrorQuickly) {
           if (comm.rank() == victim && it == 3) kill(getpid(), SIGKILL);
           Status st = comm.allReduce(buf.data(), buf.data(), buf.size(), DataType::kFloat32, RedOp::sum());
           if (!st.isOk()) {
-            if (st.message().find("AllReduce") == std::string::npos) return "error does not name the op: " + st.message();
+            if (st.message().find("AllReduce") == std::string::npos)
+              return "error does not name the op: " + st.message();
             return "";
           }
         }

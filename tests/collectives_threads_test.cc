@@ -10,9 +10,7 @@ namespace chorus::testing {
 namespace {
 
 // Sizes: empty, one element, odd, prime, and >= 1 MiB of data per rank buffer.
-std::vector<size_t> sizesFor(DataType type) {
-  return {0, 1, 33, 1021, (size_t{1} << 20) / dataTypeSize(type) + 5};
-}
+std::vector<size_t> sizesFor(DataType type) { return {0, 1, 33, 1021, (size_t{1} << 20) / dataTypeSize(type) + 5}; }
 
 std::vector<Case> casesFor(algo::CollType coll, int nranks) {
   std::vector<Case> cases;
@@ -62,8 +60,7 @@ TEST_P(ThreadCollectives, EveryTypeOpSizeAndPlacement) {
 }
 
 std::string name(const ::testing::TestParamInfo<ThreadCollectives::ParamType>& info) {
-  return std::string(algo::collName(std::get<0>(info.param))) + "_" + std::to_string(std::get<1>(info.param)) +
-         "ranks";
+  return std::string(algo::collName(std::get<0>(info.param))) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
 }
 
 INSTANTIATE_TEST_SUITE_P(Loopback, ThreadCollectives,
@@ -82,8 +79,10 @@ TEST(ThreadCommunicator, AsyncRequestsCompleteInOrder) {
       Request ra = comms[r]->allReduceAsync(a.data(), a.data(), a.size(), DataType::kFloat32, RedOp::sum());
       Request rb = comms[r]->broadcastAsync(b.data(), b.data(), b.size(), DataType::kFloat32, 2);
       Status sa = ra.wait(), sb = rb.wait();
-      if (!sa.isOk() || !sb.isOk()) errors[r] = sa.message() + sb.message();
-      else if (a[999] != 3.0f || b[0] != 2.0f) errors[r] = "wrong async result";
+      if (!sa.isOk() || !sb.isOk())
+        errors[r] = sa.message() + sb.message();
+      else if (a[999] != 3.0f || b[0] != 2.0f)
+        errors[r] = "wrong async result";
     });
   }
   for (auto& t : threads) t.join();

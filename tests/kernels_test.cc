@@ -39,7 +39,7 @@ TEST(Half, TiesRoundToEven) {
   EXPECT_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
   EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);  // rounds up to infinity
   EXPECT_EQ(floatToHalf(65519.0f), 0x7bff);
-  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);           // halfway to the smallest subnormal: even
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);  // halfway to the smallest subnormal: even
   EXPECT_EQ(floatToHalf(std::ldexp(1.5f, -25)), 0x0001);
 }
 

@@ -91,16 +91,31 @@ CollShape shapeFor(CollType coll, int n, int r, size_t count) {
 void layout(const CollShape& s, size_t* sendElems, size_t* recvElems) {
   const size_t n = static_cast<size_t>(s.nranks), c = s.count;
   switch (s.type) {
-    case CollType::kReduceScatter: *sendElems = n * c; *recvElems = c; break;
+    case CollType::kReduceScatter:
+      *sendElems = n * c;
+      *recvElems = c;
+      break;
     case CollType::kAllGather:
-    case CollType::kGather: *sendElems = c; *recvElems = n * c; break;
-    case CollType::kAlltoAll: *sendElems = n * c; *recvElems = n * c; break;
-    case CollType::kScatter: *sendElems = n * c; *recvElems = c; break;
+    case CollType::kGather:
+      *sendElems = c;
+      *recvElems = n * c;
+      break;
+    case CollType::kAlltoAll:
+      *sendElems = n * c;
+      *recvElems = n * c;
+      break;
+    case CollType::kScatter:
+      *sendElems = n * c;
+      *recvElems = c;
+      break;
     case CollType::kAlltoAllv:
       *sendElems = s.sendDispls.back() + s.sendCounts.back();
       *recvElems = s.recvDispls.back() + s.recvCounts.back();
       break;
-    default: *sendElems = c; *recvElems = c; break;
+    default:
+      *sendElems = c;
+      *recvElems = c;
+      break;
   }
 }
 
@@ -116,17 +131,28 @@ std::vector<int32_t> expected(const CollShape& s) {
     return acc;
   };
   switch (s.type) {
-    case CollType::kAllReduce: for (size_t i = 0; i < c; ++i) out[i] = sum(i); break;
-    case CollType::kReduce: if (r == root) for (size_t i = 0; i < c; ++i) out[i] = sum(i); break;
-    case CollType::kReduceScatter: for (size_t i = 0; i < c; ++i) out[i] = sum(r * c + i); break;
+    case CollType::kAllReduce:
+      for (size_t i = 0; i < c; ++i) out[i] = sum(i);
+      break;
+    case CollType::kReduce:
+      if (r == root)
+        for (size_t i = 0; i < c; ++i) out[i] = sum(i);
+      break;
+    case CollType::kReduceScatter:
+      for (size_t i = 0; i < c; ++i) out[i] = sum(r * c + i);
+      break;
     case CollType::kAllGather:
-      for (int k = 0; k < n; ++k) for (size_t i = 0; i < c; ++i) out[k * c + i] = value(k, i);
+      for (int k = 0; k < n; ++k)
+        for (size_t i = 0; i < c; ++i) out[k * c + i] = value(k, i);
       break;
     case CollType::kGather:
-      if (r == root) for (int k = 0; k < n; ++k) for (size_t i = 0; i < c; ++i) out[k * c + i] = value(k, i);
+      if (r == root)
+        for (int k = 0; k < n; ++k)
+          for (size_t i = 0; i < c; ++i) out[k * c + i] = value(k, i);
       break;
     case CollType::kAlltoAll:
-      for (int k = 0; k < n; ++k) for (size_t i = 0; i < c; ++i) out[k * c + i] = value(k, r * c + i);
+      for (int k = 0; k < n; ++k)
+        for (size_t i = 0; i < c; ++i) out[k * c + i] = value(k, r * c + i);
       break;
     case CollType::kAlltoAllv:
       for (int k = 0; k < n; ++k) {
@@ -135,9 +161,14 @@ std::vector<int32_t> expected(const CollShape& s) {
         for (size_t i = 0; i < s.recvCounts[k]; ++i) out[s.recvDispls[k] + i] = value(k, at + i);
       }
       break;
-    case CollType::kBroadcast: for (size_t i = 0; i < c; ++i) out[i] = value(root, i); break;
-    case CollType::kScatter: for (size_t i = 0; i < c; ++i) out[i] = value(root, r * c + i); break;
-    default: break;
+    case CollType::kBroadcast:
+      for (size_t i = 0; i < c; ++i) out[i] = value(root, i);
+      break;
+    case CollType::kScatter:
+      for (size_t i = 0; i < c; ++i) out[i] = value(root, r * c + i);
+      break;
+    default:
+      break;
   }
   return out;
 }

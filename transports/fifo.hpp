@@ -39,7 +39,8 @@ class Fifo {
   /// Contiguous free space at the producer's position (may be empty).
   std::span<std::byte> writable() {
     uint64_t tail = header_->tail.load(std::memory_order_relaxed);
-    if (tail - cachedHead_ == capacity_) cachedHead_ = header_->head.load(std::memory_order_acquire);
+    // The cached index saves a shared cache line per call; refresh it whenever it leaves less than a unit.
+    if (capacity_ - (tail - cachedHead_) < kRefreshBelow) cachedHead_ = header_->head.load(std::memory_order_acquire);
     uint64_t free = capacity_ - (tail - cachedHead_);
     uint64_t offset = tail % capacity_;
     uint64_t contiguous = capacity_ - offset;
@@ -52,7 +53,7 @@ class Fifo {
   /// Contiguous bytes ready at the consumer's position (may be empty).
   std::span<std::byte> readable() {
     uint64_t head = header_->head.load(std::memory_order_relaxed);
-    if (cachedTail_ == head) cachedTail_ = header_->tail.load(std::memory_order_acquire);
+    if (cachedTail_ - head < kRefreshBelow) cachedTail_ = header_->tail.load(std::memory_order_acquire);
     uint64_t ready = cachedTail_ - head;
     uint64_t offset = head % capacity_;
     uint64_t contiguous = capacity_ - offset;
@@ -67,6 +68,7 @@ class Fifo {
   size_t capacity() const { return capacity_; }
 
  private:
+  static constexpr uint64_t kRefreshBelow = 64;
   FifoHeader* header_ = nullptr;
   std::byte* data_ = nullptr;
   size_t capacity_ = 0;

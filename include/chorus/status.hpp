@@ -54,8 +54,8 @@ inline Status timeoutError(std::string msg) { return {ErrorCode::kTimeout, std::
 }  // namespace chorus
 
 /// Propagates a non-ok Status to the caller.
-#define CHORUS_TRY(expr)                        \
-  do {                                          \
-    ::chorus::Status chorus_status_ = (expr);   \
+#define CHORUS_TRY(expr)                               \
+  do {                                                 \
+    ::chorus::Status chorus_status_ = (expr);          \
     if (!chorus_status_.isOk()) return chorus_status_; \
   } while (0)

@@ -23,17 +23,28 @@ const Algorithm* findAlgorithm(CollType coll, const std::string& name) {
 
 const char* collName(CollType type) {
   switch (type) {
-    case CollType::kAllReduce: return "AllReduce";
-    case CollType::kReduceScatter: return "ReduceScatter";
-    case CollType::kAllGather: return "AllGather";
-    case CollType::kAlltoAll: return "AlltoAll";
-    case CollType::kAlltoAllv: return "AlltoAllv";
-    case CollType::kBroadcast: return "Broadcast";
-    case CollType::kReduce: return "Reduce";
-    case CollType::kGather: return "Gather";
-    case CollType::kScatter: return "Scatter";
-    case CollType::kSend: return "Send";
-    case CollType::kRecv: return "Recv";
+    case CollType::kAllReduce:
+      return "AllReduce";
+    case CollType::kReduceScatter:
+      return "ReduceScatter";
+    case CollType::kAllGather:
+      return "AllGather";
+    case CollType::kAlltoAll:
+      return "AlltoAll";
+    case CollType::kAlltoAllv:
+      return "AlltoAllv";
+    case CollType::kBroadcast:
+      return "Broadcast";
+    case CollType::kReduce:
+      return "Reduce";
+    case CollType::kGather:
+      return "Gather";
+    case CollType::kScatter:
+      return "Scatter";
+    case CollType::kSend:
+      return "Send";
+    case CollType::kRecv:
+      return "Recv";
   }
   return "?";
 }

@@ -69,9 +69,9 @@ struct CollShape {
   CollType type = CollType::kAllReduce;
   int nranks = 1;
   int rank = 0;
-  size_t count = 0;     // per-rank element count as the NCCL call takes it
+  size_t count = 0;  // per-rank element count as the NCCL call takes it
   size_t elemSize = 1;
-  int root = 0;         // root for rooted collectives, peer for send/recv
+  int root = 0;  // root for rooted collectives, peer for send/recv
   // AlltoAllv only: element counts and displacements per peer.
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
 };

@@ -9,11 +9,11 @@
 namespace chorus::bootstrap {
 
 struct IdLayout {
-  uint64_t magic;       // kIdMagic: tells a chorus id from zeros or garbage
-  uint64_t secret;      // random; every store client must present it
-  uint32_t rootIp;      // network byte order
-  uint16_t rootPort;    // host byte order
-  uint16_t rootByRank0; // 1: nobody runs the root yet; rank 0 starts it at init (CHORUS_COMM_ID)
+  uint64_t magic;        // kIdMagic: tells a chorus id from zeros or garbage
+  uint64_t secret;       // random; every store client must present it
+  uint32_t rootIp;       // network byte order
+  uint16_t rootPort;     // host byte order
+  uint16_t rootByRank0;  // 1: nobody runs the root yet; rank 0 starts it at init (CHORUS_COMM_ID)
 };
 static_assert(sizeof(IdLayout) <= sizeof(UniqueId::bytes));
 

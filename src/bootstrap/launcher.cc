@@ -85,8 +85,7 @@ Status launchUniqueId(const LaunchInfo& info, UniqueId* id) {
     std::ifstream f(path, std::ios::binary);
     if (f.read(id->bytes.data(), static_cast<std::streamsize>(id->bytes.size()))) return Status::ok();
     if (deadline.expired()) {
-      return timeoutError("rank 0 did not publish " + path +
-                          " (ranks on other hosts need CHORUS_COMM_ID=host:port)");
+      return timeoutError("rank 0 did not publish " + path + " (ranks on other hosts need CHORUS_COMM_ID=host:port)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -13,7 +13,7 @@ namespace chorus::net {
 
 /// An IPv4 endpoint.
 struct Endpoint {
-  uint32_t ip = 0;  // network byte order
+  uint32_t ip = 0;    // network byte order
   uint16_t port = 0;  // host byte order
   std::string toString() const;
   static Status parse(const std::string& hostPort, Endpoint* out);

@@ -119,8 +119,10 @@ class StoreServer {
       }
     } else if (op == wire::kGet) {
       auto it = data_.find(key);
-      if (it != data_.end()) reply(c.fd, it->second);
-      else waiters_[key].push_back(c.fd);
+      if (it != data_.end())
+        reply(c.fd, it->second);
+      else
+        waiters_[key].push_back(c.fd);
     } else {
       int64_t delta = 0, current = 0;
       if (value.size() == sizeof(delta)) memcpy(&delta, value.data(), sizeof(delta));

@@ -1,9 +1,10 @@
+#include "chorus/unique_id.hpp"
+
 #include <random>
 
 #include "bootstrap/id_layout.hpp"
 #include "bootstrap/socket.hpp"
 #include "bootstrap/store.hpp"
-#include "chorus/unique_id.hpp"
 
 namespace chorus {
 

@@ -28,6 +28,8 @@ ncclResult_t report(const Status& st) {
     gLastError = st.message();
   }
   CHORUS_WARN(kColl, "%s", st.message().c_str());
+  // NCCL 2.23 has no timeout code: a wait that ran out is a system error (the message says which wait).
+  if (st.code() == chorus::ErrorCode::kTimeout) return ncclSystemError;
   return static_cast<ncclResult_t>(st.code());
 }
 
@@ -212,15 +214,24 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
 
 const char* pncclGetErrorString(ncclResult_t result) {
   switch (result) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the chorus developers";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
-    default: return "unknown result code";
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError:
+      return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError:
+      return "internal error - please report this issue to the chorus developers";
+    case ncclInvalidArgument:
+      return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    default:
+      return "unknown result code";
   }
 }
 
@@ -265,9 +276,7 @@ ncclResult_t pncclCommRegister(const ncclComm_t comm, void*, size_t, void** hand
   return ncclSuccess;
 }
 
-ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) {
-  return report(checkComm(comm, "ncclCommDeregister"));
-}
+ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) { return report(checkComm(comm, "ncclCommDeregister")); }
 
 ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                        ncclScalarResidence_t residence, ncclComm_t comm) {
@@ -281,8 +290,10 @@ ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTy
   std::lock_guard<std::mutex> lock(comm->mutex);
   size_t index = 0;
   while (index < comm->preMulOps.size() && comm->preMulOps[index].inUse) ++index;
-  if (index == comm->preMulOps.size()) comm->preMulOps.push_back(p);
-  else comm->preMulOps[index] = p;
+  if (index == comm->preMulOps.size())
+    comm->preMulOps.push_back(p);
+  else
+    comm->preMulOps[index] = p;
   *op = static_cast<ncclRedOp_t>(ncclNumOps + static_cast<int>(index));
   return ncclSuccess;
 }
@@ -299,14 +310,14 @@ ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   return ncclSuccess;
 }
 
-#define CHORUS_CHECK(expr)                        \
-  do {                                            \
-    ncclResult_t r_ = report(expr);               \
-    if (r_ != ncclSuccess) return r_;             \
+#define CHORUS_CHECK(expr)            \
+  do {                                \
+    ncclResult_t r_ = report(expr);   \
+    if (r_ != ncclSuccess) return r_; \
   } while (0)
 
-ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t) {
+ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                            ncclComm_t comm, cudaStream_t) {
   CHORUS_CHECK(checkComm(comm, "ncclAllReduce"));
   CHORUS_CHECK(checkType(datatype, "ncclAllReduce"));
   RedOp o;
@@ -351,8 +362,8 @@ ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int r
   return pncclBroadcast(buff, buff, count, datatype, root, comm, stream);
 }
 
-ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-                           ncclComm_t comm, cudaStream_t) {
+ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                           cudaStream_t) {
   CHORUS_CHECK(checkComm(comm, "ncclAlltoAll"));
   CHORUS_CHECK(checkType(datatype, "ncclAlltoAll"));
   return report(comm->comm->alltoAll(sendbuff, recvbuff, count, dt(datatype)));
@@ -379,8 +390,7 @@ ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t dataty
   return report(comm->comm->send(sendbuff, count, dt(datatype), peer));
 }
 
-ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-                       cudaStream_t) {
+ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t) {
   CHORUS_CHECK(checkComm(comm, "ncclRecv"));
   CHORUS_CHECK(checkType(datatype, "ncclRecv"));
   return report(comm->comm->recv(recvbuff, count, dt(datatype), peer));

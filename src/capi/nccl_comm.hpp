@@ -21,7 +21,7 @@ struct ncclComm {
     bool inUse = false;
     ncclDataType_t datatype = ncclFloat32;
     ncclScalarResidence_t residence = ncclScalarHostImmediate;
-    double immediate = 1.0;       // read at creation (host immediate)
+    double immediate = 1.0;         // read at creation (host immediate)
     const void* pointer = nullptr;  // read at each call (ncclScalarDevice; on host memory a plain pointer)
   };
   std::vector<PreMulOp> preMulOps;  // ncclRedOp_t value = ncclNumOps + index

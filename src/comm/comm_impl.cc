@@ -29,8 +29,8 @@ std::string encode(const PeerInfo& p) {
 Status decode(const std::string& blob, PeerInfo* p) {
   std::istringstream is(blob);
   std::string rank, pid, token;
-  if (!std::getline(is, rank) || !std::getline(is, p->hostId) || !std::getline(is, pid) ||
-      !std::getline(is, token) || !std::getline(is, p->tcpAddress)) {
+  if (!std::getline(is, rank) || !std::getline(is, p->hostId) || !std::getline(is, pid) || !std::getline(is, token) ||
+      !std::getline(is, p->tcpAddress)) {
     return internalError("malformed peer info from the bootstrap store");
   }
   p->rank = std::stoi(rank);
@@ -95,9 +95,12 @@ Status CommImpl::connectPeers() {
     const PeerInfo& p = peers_[r];
     std::string choice = cfg.transport;
     if (choice.empty()) {
-      if (p.processToken == mine.processToken) choice = "loopback";
-      else if (p.hostId == mine.hostId) choice = "shm";
-      else choice = "tcp";
+      if (p.processToken == mine.processToken)
+        choice = "loopback";
+      else if (p.hostId == mine.hostId)
+        choice = "shm";
+      else
+        choice = "tcp";
     }
     if (choice == "loopback" && p.processToken != mine.processToken) {
       return invalidUsage("CHORUS_TRANSPORT=loopback, but rank " + std::to_string(r) + " is another process");
@@ -128,8 +131,8 @@ Status CommImpl::connectPeers() {
       configured = cfg.shmBufferBytes;
     }
     t = owned ? owned.get() : tcp_.get();
-    transport::ConnectContext ctx{rank_, nranks_, bootstrap_->commHash(), bootstrap_.get(), &peers_,
-                                  fifoBytesFor(configured, nranks_)};
+    transport::ConnectContext ctx{
+        rank_, nranks_, bootstrap_->commHash(), bootstrap_.get(), &peers_, fifoBytesFor(configured, nranks_)};
     std::vector<std::unique_ptr<Connection>> conns;
     CHORUS_TRY(t->connect(ctx, it->second, &conns));
     for (size_t i = 0; i < conns.size(); ++i) connections_[it->second[i]] = std::move(conns[i]);
@@ -170,8 +173,8 @@ Status CommImpl::prepare(std::vector<Operation> ops, Prepared* out) {
   std::vector<size_t> scratchOffsets, premulOffsets;
   size_t scratchTotal = 0;
   for (const Operation& op : ops) {
-    algo::CollShape shape{op.type, nranks_, rank_, op.count, dataTypeSize(op.dtype), op.root,
-                          op.sendCounts, op.sendDispls, op.recvCounts, op.recvDispls};
+    algo::CollShape shape{op.type, nranks_,       rank_,         op.count,      dataTypeSize(op.dtype),
+                          op.root, op.sendCounts, op.sendDispls, op.recvCounts, op.recvDispls};
     const algo::Algorithm* a = algo::findAlgorithm(op.type);
     if (!a) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
     plans.push_back(a->generate(shape));
@@ -248,8 +251,8 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
   for (size_t i = 0; i < members.size(); ++i)
     if (std::get<1>(members[i]) == rank_) newRank = static_cast<int>(i);
   auto child = std::make_unique<CommImpl>();
-  CHORUS_TRY(child->init(
-      bootstrap_->child(tag + "/" + std::to_string(color), static_cast<int>(members.size()), newRank)));
+  CHORUS_TRY(
+      child->init(bootstrap_->child(tag + "/" + std::to_string(color), static_cast<int>(members.size()), newRank)));
   *out = std::move(child);
   return Status::ok();
 }

@@ -14,19 +14,25 @@ bool isReduction(CollType t) {
 
 bool needsSendBuffer(const Operation& op, int rank) {
   switch (op.type) {
-    case CollType::kRecv: return false;
+    case CollType::kRecv:
+      return false;
     case CollType::kBroadcast:
-    case CollType::kScatter: return rank == op.root;
-    default: return true;
+    case CollType::kScatter:
+      return rank == op.root;
+    default:
+      return true;
   }
 }
 
 bool needsRecvBuffer(const Operation& op, int rank) {
   switch (op.type) {
-    case CollType::kSend: return false;
+    case CollType::kSend:
+      return false;
     case CollType::kReduce:
-    case CollType::kGather: return rank == op.root;
-    default: return true;
+    case CollType::kGather:
+      return rank == op.root;
+    default:
+      return true;
   }
 }
 
@@ -43,8 +49,8 @@ Status validate(const Operation& op, int rank, int nranks) {
       return invalidArgument(std::string(name) + ": invalid reduction op " + std::to_string(kind));
     }
   }
-  const bool rooted = op.type == CollType::kBroadcast || op.type == CollType::kReduce ||
-                      op.type == CollType::kGather || op.type == CollType::kScatter;
+  const bool rooted = op.type == CollType::kBroadcast || op.type == CollType::kReduce || op.type == CollType::kGather ||
+                      op.type == CollType::kScatter;
   const bool p2p = op.type == CollType::kSend || op.type == CollType::kRecv;
   if ((rooted || p2p) && (op.root < 0 || op.root >= nranks)) {
     return invalidArgument(std::string(name) + ": " + (p2p ? "peer " : "root ") + std::to_string(op.root) +
@@ -76,18 +82,24 @@ Status validate(const Operation& op, int rank, int nranks) {
 size_t reductionInputCount(const Operation& op, int, int nranks) {
   switch (op.type) {
     case CollType::kAllReduce:
-    case CollType::kReduce: return op.count;
-    case CollType::kReduceScatter: return op.count * static_cast<size_t>(nranks);
-    default: return 0;
+    case CollType::kReduce:
+      return op.count;
+    case CollType::kReduceScatter:
+      return op.count * static_cast<size_t>(nranks);
+    default:
+      return 0;
   }
 }
 
 size_t reductionOutputCount(const Operation& op, int rank, int) {
   switch (op.type) {
     case CollType::kAllReduce:
-    case CollType::kReduceScatter: return op.count;
-    case CollType::kReduce: return rank == op.root ? op.count : 0;
-    default: return 0;
+    case CollType::kReduceScatter:
+      return op.count;
+    case CollType::kReduce:
+      return rank == op.root ? op.count : 0;
+    default:
+      return 0;
   }
 }
 

@@ -16,7 +16,7 @@ struct Operation {
   size_t count = 0;
   DataType dtype = DataType::kFloat32;
   RedOp op;
-  int root = 0;  // root, or the peer of send/recv
+  int root = 0;                                                        // root, or the peer of send/recv
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;  // AlltoAllv
 };
 

@@ -25,9 +25,12 @@ struct Sink {
     const Settings& s = settings();
     std::string lv = s.debug;
     for (auto& c : lv) c = static_cast<char>(toupper(c));
-    if (lv == "WARN") level = Level::kWarn;
-    else if (lv == "INFO") level = Level::kInfo;
-    else if (lv == "TRACE") level = Level::kTrace;
+    if (lv == "WARN")
+      level = Level::kWarn;
+    else if (lv == "INFO")
+      level = Level::kInfo;
+    else if (lv == "TRACE")
+      level = Level::kTrace;
     if (!s.debugSubsys.empty()) subsysMask = parseSubsys(s.debugSubsys);
     char name[256] = {0};
     gethostname(name, sizeof(name) - 1);
@@ -39,9 +42,12 @@ struct Sink {
       for (size_t i = 0; i < s.debugFile.size(); ++i) {
         if (s.debugFile[i] == '%' && i + 1 < s.debugFile.size()) {
           char c = s.debugFile[++i];
-          if (c == 'h') path += host;
-          else if (c == 'p') path += std::to_string(getpid());
-          else path += c;
+          if (c == 'h')
+            path += host;
+          else if (c == 'p')
+            path += std::to_string(getpid());
+          else
+            path += c;
         } else {
           path += s.debugFile[i];
         }
@@ -57,12 +63,18 @@ struct Sink {
       size_t end = text.find(',', start);
       std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
       for (auto& c : item) c = static_cast<char>(toupper(c));
-      if (item == "INIT") mask |= kInit;
-      else if (item == "COLL") mask |= kColl;
-      else if (item == "BOOTSTRAP") mask |= kBootstrap;
-      else if (item == "NET" || item == "TRANSPORT" || item == "SHM") mask |= kTransport;
-      else if (item == "ENGINE") mask |= kEngine;
-      else if (item == "ALL") mask |= kAll;
+      if (item == "INIT")
+        mask |= kInit;
+      else if (item == "COLL")
+        mask |= kColl;
+      else if (item == "BOOTSTRAP")
+        mask |= kBootstrap;
+      else if (item == "NET" || item == "TRANSPORT" || item == "SHM")
+        mask |= kTransport;
+      else if (item == "ENGINE")
+        mask |= kEngine;
+      else if (item == "ALL")
+        mask |= kAll;
       if (end == std::string::npos) break;
       start = end + 1;
     }
@@ -77,10 +89,14 @@ Sink& sink() {
 
 const char* levelName(Level level) {
   switch (level) {
-    case Level::kWarn: return "WARN";
-    case Level::kInfo: return "INFO";
-    case Level::kTrace: return "TRACE";
-    default: return "";
+    case Level::kWarn:
+      return "WARN";
+    case Level::kInfo:
+      return "INFO";
+    case Level::kTrace:
+      return "TRACE";
+    default:
+      return "";
   }
 }
 

@@ -27,9 +27,9 @@ class RankScope {
 
 }  // namespace chorus::log
 
-#define CHORUS_LOG(level, subsys, ...)                                                      \
-  do {                                                                                     \
-    if (::chorus::log::enabled(::chorus::log::Level::level, ::chorus::log::subsys))         \
+#define CHORUS_LOG(level, subsys, ...)                                                       \
+  do {                                                                                       \
+    if (::chorus::log::enabled(::chorus::log::Level::level, ::chorus::log::subsys))          \
       ::chorus::log::write(::chorus::log::Level::level, ::chorus::log::subsys, __VA_ARGS__); \
   } while (0)
 #define CHORUS_WARN(subsys, ...) CHORUS_LOG(kWarn, subsys, __VA_ARGS__)

@@ -19,7 +19,8 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_LOOPBACK_BUFFER", "", "4194304", "bytes of each in-process FIFO"},
     {"CHORUS_TCP_SOCKETS", "", "2", "sockets per tcp peer; large transfers are striped across them"},
     {"CHORUS_SOCKET_ADDR", "", "", "IPv4 address to listen on and advertise (default: first non-loopback)"},
-    {"CHORUS_SPIN", "", "auto", "polls before a waiting rank yields its core (auto: 20000, or 64 when ranks outnumber cores)"},
+    {"CHORUS_SPIN", "", "auto",
+     "polls before a waiting rank yields its core (auto: 20000, or 64 when ranks outnumber cores)"},
 };
 
 const char* lookup(const char* name, const char* alias) {

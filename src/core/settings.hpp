@@ -9,19 +9,19 @@
 namespace chorus {
 
 struct Settings {
-  std::string debug;              // CHORUS_DEBUG / NCCL_DEBUG
-  std::string debugSubsys;        // CHORUS_DEBUG_SUBSYS / NCCL_DEBUG_SUBSYS
-  std::string debugFile;          // CHORUS_DEBUG_FILE / NCCL_DEBUG_FILE
-  double timeoutSeconds = 300;    // CHORUS_TIMEOUT
-  std::string transport;          // CHORUS_TRANSPORT
-  std::string commId;             // CHORUS_COMM_ID / NCCL_COMM_ID
-  std::string hostId;             // CHORUS_HOST_ID / NCCL_HOSTID
-  int64_t shmBufferBytes = 0;     // CHORUS_SHM_BUFFER
-  int64_t tcpBufferBytes = 0;     // CHORUS_TCP_BUFFER
+  std::string debug;                // CHORUS_DEBUG / NCCL_DEBUG
+  std::string debugSubsys;          // CHORUS_DEBUG_SUBSYS / NCCL_DEBUG_SUBSYS
+  std::string debugFile;            // CHORUS_DEBUG_FILE / NCCL_DEBUG_FILE
+  double timeoutSeconds = 300;      // CHORUS_TIMEOUT
+  std::string transport;            // CHORUS_TRANSPORT
+  std::string commId;               // CHORUS_COMM_ID / NCCL_COMM_ID
+  std::string hostId;               // CHORUS_HOST_ID / NCCL_HOSTID
+  int64_t shmBufferBytes = 0;       // CHORUS_SHM_BUFFER
+  int64_t tcpBufferBytes = 0;       // CHORUS_TCP_BUFFER
   int64_t loopbackBufferBytes = 0;  // CHORUS_LOOPBACK_BUFFER
-  int64_t tcpSockets = 0;         // CHORUS_TCP_SOCKETS
-  std::string socketIfAddr;       // CHORUS_SOCKET_ADDR
-  int64_t spinIterations = 0;     // CHORUS_SPIN
+  int64_t tcpSockets = 0;           // CHORUS_TCP_SOCKETS
+  std::string socketIfAddr;         // CHORUS_SOCKET_ADDR
+  int64_t spinIterations = 0;       // CHORUS_SPIN
 };
 
 /// One documented setting, for chorus-info and the README.

@@ -25,9 +25,12 @@ size_t padded(size_t bytes) { return (bytes + kWireAlign - 1) & ~(kWireAlign - 1
 
 const std::byte* resolve(const Binding& b, const algo::Slice& s) {
   switch (s.buffer) {
-    case BufferKind::kSend: return static_cast<const std::byte*>(b.send) + s.offset;
-    case BufferKind::kRecv: return static_cast<const std::byte*>(b.recv) + s.offset;
-    case BufferKind::kScratch: return static_cast<const std::byte*>(b.scratch) + s.offset;
+    case BufferKind::kSend:
+      return static_cast<const std::byte*>(b.send) + s.offset;
+    case BufferKind::kRecv:
+      return static_cast<const std::byte*>(b.recv) + s.offset;
+    case BufferKind::kScratch:
+      return static_cast<const std::byte*>(b.scratch) + s.offset;
   }
   return nullptr;
 }
@@ -86,6 +89,12 @@ size_t Execution::depLimit(const Work& w) const {
   return d.complete ? w.bytes : std::min(w.bytes, d.wire);
 }
 
+size_t Execution::allowedWire(const Work& w) const {
+  const size_t limit = depLimit(w);
+  // Padding moves only with the last data bytes; partial progress stays on 16-byte boundaries.
+  return limit == w.bytes ? padded(w.bytes) : (limit & ~(kWireAlign - 1));
+}
+
 void Execution::finish(Work& w) {
   w.complete = true;
   --remaining_;
@@ -104,9 +113,7 @@ Status Execution::advanceSend(Work& w, transport::Connection* c, bool* moved) {
   }
   const size_t total = padded(w.bytes);
   while (w.wire < total) {
-    const size_t limit = depLimit(w);
-    // Padding goes out only with the last data bytes; partial progress stays on 16-byte boundaries.
-    const size_t allowed = limit == w.bytes ? total : (limit & ~(kWireAlign - 1));
+    const size_t allowed = allowedWire(w);
     if (w.wire >= allowed) break;
     auto space = c->sendSpace();
     if (space.empty()) break;
@@ -130,19 +137,19 @@ Status Execution::advanceRecv(Work& w, transport::Connection* c, bool* moved) {
     *moved = true;
     finish(w);
     if (header[0] != w.bytes) {
-      return invalidUsage("Send/Recv mismatch: rank " + std::to_string(w.peer) + " sends " +
-                          std::to_string(header[0]) + " bytes, rank " + std::to_string(rank_) + " expects " +
-                          std::to_string(w.bytes));
+      return invalidUsage("Send/Recv mismatch: rank " + std::to_string(w.peer) + " sends " + std::to_string(header[0]) +
+                          " bytes, rank " + std::to_string(rank_) + " expects " + std::to_string(w.bytes));
     }
     return Status::ok();
   }
   const size_t total = padded(w.bytes);
   while (w.wire < total) {
-    size_t limit = w.dep < 0 ? total : (depLimit(w) == w.bytes ? total : (depLimit(w) & ~(kWireAlign - 1)));
+    const size_t limit = allowedWire(w);
     if (w.wire >= limit) break;
     auto data = c->recvData();
-    if (data.empty()) break;
-    const size_t n = std::min(data.size(), limit - w.wire);
+    // Streams may deliver any number of bytes (tcp does); take whole 16-byte units so no element is split.
+    const size_t n = std::min(data.size() & ~(kWireAlign - 1), limit - w.wire);
+    if (n == 0) break;
     if (w.wire < w.bytes) {
       const size_t useful = std::min(n, w.bytes - w.wire);
       if (w.kind == StepKind::kRecv) {

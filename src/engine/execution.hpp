@@ -66,6 +66,7 @@ class Execution {
   };
 
   size_t depLimit(const Work& w) const;
+  size_t allowedWire(const Work& w) const;
   Status advanceSend(Work& w, transport::Connection* c, bool* moved);
   Status advanceRecv(Work& w, transport::Connection* c, bool* moved);
   void finish(Work& w);

@@ -26,7 +26,7 @@ CHORUS_HD inline float bitsFloat(uint32_t u) {
 /// float -> binary16, round to nearest even; NaN stays NaN, overflow becomes infinity.
 CHORUS_HD inline uint16_t floatToHalf(float f) {
   constexpr uint32_t kF32Infinity = 255u << 23;
-  constexpr uint32_t kF16Overflow = (127u + 16u) << 23;        // 65536: rounds to infinity from here on
+  constexpr uint32_t kF16Overflow = (127u + 16u) << 23;  // 65536: rounds to infinity from here on
   constexpr uint32_t kDenormMagic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
   uint32_t x = floatBits(f);
   const uint32_t sign = x & 0x80000000u;

@@ -27,16 +27,26 @@ void reduceLoop16(void* dst, const void* a, const void* b, size_t count) {
 template <typename Op>
 ReduceFn forOp(DataType type) {
   switch (type) {
-    case DataType::kInt8: return reduceLoop<int8_t, Op>;
-    case DataType::kUint8: return reduceLoop<uint8_t, Op>;
-    case DataType::kInt32: return reduceLoop<int32_t, Op>;
-    case DataType::kUint32: return reduceLoop<uint32_t, Op>;
-    case DataType::kInt64: return reduceLoop<int64_t, Op>;
-    case DataType::kUint64: return reduceLoop<uint64_t, Op>;
-    case DataType::kFloat32: return reduceLoop<float, Op>;
-    case DataType::kFloat64: return reduceLoop<double, Op>;
-    case DataType::kFloat16: return reduceLoop16<halfToFloat, floatToHalf, Op>;
-    case DataType::kBfloat16: return reduceLoop16<bfloat16ToFloat, floatToBfloat16, Op>;
+    case DataType::kInt8:
+      return reduceLoop<int8_t, Op>;
+    case DataType::kUint8:
+      return reduceLoop<uint8_t, Op>;
+    case DataType::kInt32:
+      return reduceLoop<int32_t, Op>;
+    case DataType::kUint32:
+      return reduceLoop<uint32_t, Op>;
+    case DataType::kInt64:
+      return reduceLoop<int64_t, Op>;
+    case DataType::kUint64:
+      return reduceLoop<uint64_t, Op>;
+    case DataType::kFloat32:
+      return reduceLoop<float, Op>;
+    case DataType::kFloat64:
+      return reduceLoop<double, Op>;
+    case DataType::kFloat16:
+      return reduceLoop16<halfToFloat, floatToHalf, Op>;
+    case DataType::kBfloat16:
+      return reduceLoop16<bfloat16ToFloat, floatToBfloat16, Op>;
   }
   return nullptr;
 }
@@ -77,41 +87,65 @@ ReduceFn reduceFunction(DataType type, RedOpKind op) {
   switch (op) {
     case RedOpKind::kSum:
     case RedOpKind::kAvg:
-    case RedOpKind::kPreMulSum: return forOp<Sum>(type);
-    case RedOpKind::kProd: return forOp<Prod>(type);
-    case RedOpKind::kMax: return forOp<Max>(type);
-    case RedOpKind::kMin: return forOp<Min>(type);
+    case RedOpKind::kPreMulSum:
+      return forOp<Sum>(type);
+    case RedOpKind::kProd:
+      return forOp<Prod>(type);
+    case RedOpKind::kMax:
+      return forOp<Max>(type);
+    case RedOpKind::kMin:
+      return forOp<Min>(type);
   }
   return nullptr;
 }
 
 void scale(void* dst, const void* src, size_t count, DataType type, double scalar) {
   switch (type) {
-    case DataType::kInt8: return scaleLoop<int8_t>(dst, src, count, scalar);
-    case DataType::kUint8: return scaleLoop<uint8_t>(dst, src, count, scalar);
-    case DataType::kInt32: return scaleLoop<int32_t>(dst, src, count, scalar);
-    case DataType::kUint32: return scaleLoop<uint32_t>(dst, src, count, scalar);
-    case DataType::kInt64: return scaleLoop<int64_t>(dst, src, count, scalar);
-    case DataType::kUint64: return scaleLoop<uint64_t>(dst, src, count, scalar);
-    case DataType::kFloat32: return scaleLoop<float>(dst, src, count, scalar);
-    case DataType::kFloat64: return scaleLoop<double>(dst, src, count, scalar);
-    case DataType::kFloat16: return scaleLoop16<halfToFloat, floatToHalf>(dst, src, count, scalar);
-    case DataType::kBfloat16: return scaleLoop16<bfloat16ToFloat, floatToBfloat16>(dst, src, count, scalar);
+    case DataType::kInt8:
+      return scaleLoop<int8_t>(dst, src, count, scalar);
+    case DataType::kUint8:
+      return scaleLoop<uint8_t>(dst, src, count, scalar);
+    case DataType::kInt32:
+      return scaleLoop<int32_t>(dst, src, count, scalar);
+    case DataType::kUint32:
+      return scaleLoop<uint32_t>(dst, src, count, scalar);
+    case DataType::kInt64:
+      return scaleLoop<int64_t>(dst, src, count, scalar);
+    case DataType::kUint64:
+      return scaleLoop<uint64_t>(dst, src, count, scalar);
+    case DataType::kFloat32:
+      return scaleLoop<float>(dst, src, count, scalar);
+    case DataType::kFloat64:
+      return scaleLoop<double>(dst, src, count, scalar);
+    case DataType::kFloat16:
+      return scaleLoop16<halfToFloat, floatToHalf>(dst, src, count, scalar);
+    case DataType::kBfloat16:
+      return scaleLoop16<bfloat16ToFloat, floatToBfloat16>(dst, src, count, scalar);
   }
 }
 
 void divide(void* buf, size_t count, DataType type, int divisor) {
   switch (type) {
-    case DataType::kInt8: return divideLoop<int8_t>(buf, count, divisor);
-    case DataType::kUint8: return divideLoop<uint8_t>(buf, count, divisor);
-    case DataType::kInt32: return divideLoop<int32_t>(buf, count, divisor);
-    case DataType::kUint32: return divideLoop<uint32_t>(buf, count, divisor);
-    case DataType::kInt64: return divideLoop<int64_t>(buf, count, divisor);
-    case DataType::kUint64: return divideLoop<uint64_t>(buf, count, divisor);
-    case DataType::kFloat32: return divideLoop<float>(buf, count, divisor);
-    case DataType::kFloat64: return divideLoop<double>(buf, count, divisor);
-    case DataType::kFloat16: return divideLoop16<halfToFloat, floatToHalf>(buf, count, divisor);
-    case DataType::kBfloat16: return divideLoop16<bfloat16ToFloat, floatToBfloat16>(buf, count, divisor);
+    case DataType::kInt8:
+      return divideLoop<int8_t>(buf, count, divisor);
+    case DataType::kUint8:
+      return divideLoop<uint8_t>(buf, count, divisor);
+    case DataType::kInt32:
+      return divideLoop<int32_t>(buf, count, divisor);
+    case DataType::kUint32:
+      return divideLoop<uint32_t>(buf, count, divisor);
+    case DataType::kInt64:
+      return divideLoop<int64_t>(buf, count, divisor);
+    case DataType::kUint64:
+      return divideLoop<uint64_t>(buf, count, divisor);
+    case DataType::kFloat32:
+      return divideLoop<float>(buf, count, divisor);
+    case DataType::kFloat64:
+      return divideLoop<double>(buf, count, divisor);
+    case DataType::kFloat16:
+      return divideLoop16<halfToFloat, floatToHalf>(buf, count, divisor);
+    case DataType::kBfloat16:
+      return divideLoop16<bfloat16ToFloat, floatToBfloat16>(buf, count, divisor);
   }
 }
 

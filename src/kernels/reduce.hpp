@@ -11,19 +11,27 @@ namespace chorus::kernels {
 
 struct Sum {
   template <typename T>
-  CHORUS_HD T operator()(T a, T b) const { return static_cast<T>(a + b); }
+  CHORUS_HD T operator()(T a, T b) const {
+    return static_cast<T>(a + b);
+  }
 };
 struct Prod {
   template <typename T>
-  CHORUS_HD T operator()(T a, T b) const { return static_cast<T>(a * b); }
+  CHORUS_HD T operator()(T a, T b) const {
+    return static_cast<T>(a * b);
+  }
 };
 struct Max {
   template <typename T>
-  CHORUS_HD T operator()(T a, T b) const { return a > b ? a : b; }
+  CHORUS_HD T operator()(T a, T b) const {
+    return a > b ? a : b;
+  }
 };
 struct Min {
   template <typename T>
-  CHORUS_HD T operator()(T a, T b) const { return a < b ? a : b; }
+  CHORUS_HD T operator()(T a, T b) const {
+    return a < b ? a : b;
+  }
 };
 
 /// dst[i] = a[i] (op) b[i] for `count` elements. dst may equal a or b.

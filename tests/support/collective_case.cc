@@ -31,18 +31,16 @@ void fillReduce(void* buf, const Case& c, int rank, size_t n) {
 }  // namespace
 
 const std::vector<CollType>& testedCollectives() {
-  static const std::vector<CollType> all = {CollType::kAllReduce, CollType::kReduceScatter, CollType::kAllGather,
-                                            CollType::kAlltoAll,  CollType::kAlltoAllv,     CollType::kBroadcast,
-                                            CollType::kReduce,    CollType::kGather,        CollType::kScatter,
-                                            CollType::kSend};
+  static const std::vector<CollType> all = {
+      CollType::kAllReduce, CollType::kReduceScatter, CollType::kAllGather, CollType::kAlltoAll, CollType::kAlltoAllv,
+      CollType::kBroadcast, CollType::kReduce,        CollType::kGather,    CollType::kScatter,  CollType::kSend};
   return all;
 }
 
 const std::vector<DataType>& allDataTypes() {
-  static const std::vector<DataType> all = {DataType::kInt8,    DataType::kUint8,   DataType::kInt32,
-                                            DataType::kUint32,  DataType::kInt64,   DataType::kUint64,
-                                            DataType::kFloat16, DataType::kFloat32, DataType::kFloat64,
-                                            DataType::kBfloat16};
+  static const std::vector<DataType> all = {
+      DataType::kInt8,   DataType::kUint8,   DataType::kInt32,   DataType::kUint32,  DataType::kInt64,
+      DataType::kUint64, DataType::kFloat16, DataType::kFloat32, DataType::kFloat64, DataType::kBfloat16};
   return all;
 }
 
@@ -232,7 +230,8 @@ std::string runCase(Communicator& comm, const Case& c) {
       expectCount = cnt;
       break;
     }
-    default: return fail(c, r, n, "not a tested collective");
+    default:
+      return fail(c, r, n, "not a tested collective");
   }
   if (!st.isOk()) return fail(c, r, n, "returned error: " + st.message());
   size_t first = 0;

@@ -14,12 +14,14 @@
 namespace chorus::testing {
 
 std::vector<ProcessResult> runProcesses(int nranks, const std::string& transport,
-                                        const std::function<std::string(Communicator&)>& body,
-                                        double deadlineSeconds, const UniqueId* existing) {
+                                        const std::function<std::string(Communicator&)>& body, double deadlineSeconds,
+                                        const UniqueId* existing) {
   std::vector<ProcessResult> results(nranks);
   UniqueId id;
-  if (existing) id = *existing;
-  else if (!UniqueId::create(&id).isOk()) return results;
+  if (existing)
+    id = *existing;
+  else if (!UniqueId::create(&id).isOk())
+    return results;
   fflush(stdout);
   fflush(stderr);
   std::vector<pid_t> pids(nranks, -1);

@@ -12,8 +12,8 @@
 namespace chorus::testing {
 
 struct ProcessResult {
-  int exitCode = -1;          // 128 + signal when killed
-  double secondsToExit = 0;   // from the start of the run
+  int exitCode = -1;         // 128 + signal when killed
+  double secondsToExit = 0;  // from the start of the run
 };
 
 /// `body` returns "" on success or a message (printed by the child). `id` reuses a rendezvous (default: new).

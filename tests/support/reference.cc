@@ -14,11 +14,25 @@ bool isFloat(DataType t) {
 
 int64_t readInteger(const unsigned char* p, DataType t) {
   switch (t) {
-    case DataType::kInt8: return static_cast<int8_t>(p[0]);
-    case DataType::kUint8: return p[0];
-    case DataType::kInt32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case DataType::kUint32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    case DataType::kInt8:
+      return static_cast<int8_t>(p[0]);
+    case DataType::kUint8:
+      return p[0];
+    case DataType::kInt32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case DataType::kUint32: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
@@ -28,10 +42,13 @@ double inputValue(const RedOp* op, DataType type, int rank, size_t index, int se
   const int k = static_cast<int>((index + 5 * static_cast<size_t>(rank) + static_cast<size_t>(seed)) % 13);
   if (!op) return static_cast<double>((index * 7 + static_cast<size_t>(rank) * 13 + seed) % 251);
   switch (op->kind) {
-    case RedOpKind::kProd: return k == 0 ? 2.0 : 1.0;
+    case RedOpKind::kProd:
+      return k == 0 ? 2.0 : 1.0;
     case RedOpKind::kMax:
-    case RedOpKind::kMin: return isUnsigned(type) ? k * 3.0 : k * 3.0 - 18.0;
-    default: return isUnsigned(type) ? k % 3 : k % 5 - 2;  // |sum| <= 2 * 2 * 64 = 256: exact even in bfloat16
+    case RedOpKind::kMin:
+      return isUnsigned(type) ? k * 3.0 : k * 3.0 - 18.0;
+    default:
+      return isUnsigned(type) ? k % 3 : k % 5 - 2;  // |sum| <= 2 * 2 * 64 = 256: exact even in bfloat16
   }
 }
 
@@ -49,10 +66,20 @@ Reduced::Reduced(RedOp op, DataType type, int nranks, int seed) : type_(type), s
         continue;
       }
       switch (op.kind) {
-        case RedOpKind::kProd: acc *= v; intAcc *= iv; break;
-        case RedOpKind::kMax: acc = v > acc ? v : acc; break;
-        case RedOpKind::kMin: acc = v < acc ? v : acc; break;
-        default: acc += v; intAcc += iv; break;
+        case RedOpKind::kProd:
+          acc *= v;
+          intAcc *= iv;
+          break;
+        case RedOpKind::kMax:
+          acc = v > acc ? v : acc;
+          break;
+        case RedOpKind::kMin:
+          acc = v < acc ? v : acc;
+          break;
+        default:
+          acc += v;
+          intAcc += iv;
+          break;
       }
     }
     unsigned char* out = bytes_[i].data();
@@ -67,8 +94,8 @@ Reduced::Reduced(RedOp op, DataType type, int nranks, int seed) : type_(type), s
         acc = type == DataType::kUint64 ? static_cast<double>(static_cast<uint64_t>(s) / static_cast<uint64_t>(nranks))
                                         : static_cast<double>(s / nranks);
       }
-    } else if (!isFloat(type) && (op.kind == RedOpKind::kProd || op.kind == RedOpKind::kSum ||
-                                  op.kind == RedOpKind::kPreMulSum)) {
+    } else if (!isFloat(type) &&
+               (op.kind == RedOpKind::kProd || op.kind == RedOpKind::kSum || op.kind == RedOpKind::kPreMulSum)) {
       acc = static_cast<double>(static_cast<int64_t>(intAcc));
     }
     storeValue(out, 0, type, acc);
@@ -85,19 +112,39 @@ void storeValue(void* buffer, size_t pos, DataType type, double value) {
   const uint64_t wrapped = static_cast<uint64_t>(static_cast<int64_t>(value));
   switch (type) {
     case DataType::kInt8:
-    case DataType::kUint8: { uint8_t v = static_cast<uint8_t>(wrapped); memcpy(p, &v, 1); break; }
+    case DataType::kUint8: {
+      uint8_t v = static_cast<uint8_t>(wrapped);
+      memcpy(p, &v, 1);
+      break;
+    }
     case DataType::kInt32:
-    case DataType::kUint32: { uint32_t v = static_cast<uint32_t>(wrapped); memcpy(p, &v, 4); break; }
+    case DataType::kUint32: {
+      uint32_t v = static_cast<uint32_t>(wrapped);
+      memcpy(p, &v, 4);
+      break;
+    }
     case DataType::kInt64:
-    case DataType::kUint64: memcpy(p, &wrapped, 8); break;
-    case DataType::kFloat16: { uint16_t v = kernels::floatToHalf(static_cast<float>(value)); memcpy(p, &v, 2); break; }
+    case DataType::kUint64:
+      memcpy(p, &wrapped, 8);
+      break;
+    case DataType::kFloat16: {
+      uint16_t v = kernels::floatToHalf(static_cast<float>(value));
+      memcpy(p, &v, 2);
+      break;
+    }
     case DataType::kBfloat16: {
       uint16_t v = kernels::floatToBfloat16(static_cast<float>(value));
       memcpy(p, &v, 2);
       break;
     }
-    case DataType::kFloat32: { float v = static_cast<float>(value); memcpy(p, &v, 4); break; }
-    case DataType::kFloat64: memcpy(p, &value, 8); break;
+    case DataType::kFloat32: {
+      float v = static_cast<float>(value);
+      memcpy(p, &v, 4);
+      break;
+    }
+    case DataType::kFloat64:
+      memcpy(p, &value, 8);
+      break;
   }
 }
 

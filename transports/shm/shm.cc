@@ -27,8 +27,7 @@ struct Mapping {
 
 std::string segmentName(uint64_t comm, int low, int high) {
   char name[96];
-  snprintf(name, sizeof(name), "/chorus-%d-%016llx-%d-%d", getpid(), static_cast<unsigned long long>(comm), low,
-           high);
+  snprintf(name, sizeof(name), "/chorus-%d-%016llx-%d-%d", getpid(), static_cast<unsigned long long>(comm), low, high);
   return name;
 }
 
@@ -102,8 +101,8 @@ class ShmTransport final : public Transport {
       bool low = ctx.rank < peers[i];
       Fifo lowToHigh(base, ctx.fifoBytes, false), highToLow(base + one, ctx.fifoBytes, false);
       int pid = (*ctx.peers)[peers[i]].pid;
-      out->push_back(std::make_unique<FifoConnection>(maps[i], low ? lowToHigh : highToLow,
-                                                      low ? highToLow : lowToHigh, peers[i], pid, "shm"));
+      out->push_back(std::make_unique<FifoConnection>(maps[i], low ? lowToHigh : highToLow, low ? highToLow : lowToHigh,
+                                                      peers[i], pid, "shm"));
     }
     CHORUS_INFO(kTransport, "shm: connected to %zu peers, %zu-byte FIFOs", peers.size(), ctx.fifoBytes);
     return Status::ok();

@@ -204,7 +204,8 @@ class TcpTransportImpl final : public Transport {
       int fd = -1;
       Status st = net::acceptOne(listenFd_, deadline, &fd);
       Hello hello{};
-      if (st.isOk()) st = net::recvAll(fd, &hello, sizeof(hello), Deadline::after(std::min(10.0, settings().timeoutSeconds)));
+      if (st.isOk())
+        st = net::recvAll(fd, &hello, sizeof(hello), Deadline::after(std::min(10.0, settings().timeoutSeconds)));
       if (!st.isOk() && st.code() == ErrorCode::kTimeout && deadline.expired()) {
         net::closeFd(fd);
         cleanup();

@@ -23,8 +23,8 @@ Plan ringAllReduce(const CollShape& s) {
     int out = mod(r - k, n), in = mod(r - k - 1, n);
     Slice from = k == 0 ? Slice{BufferKind::kSend, off(out)} : Slice{BufferKind::kRecv, off(out)};
     p.add({StepKind::kSend, next, from, {}, len(out), lastReduce});
-    lastReduce = p.add({StepKind::kRecvReduce, prev, {BufferKind::kSend, off(in)}, {BufferKind::kRecv, off(in)},
-                        len(in)});
+    lastReduce =
+        p.add({StepKind::kRecvReduce, prev, {BufferKind::kSend, off(in)}, {BufferKind::kRecv, off(in)}, len(in)});
   }
   // Rank r now owns the full sum of slice r+1. All-gather: at step k send slice r+1-k, receive slice r-k.
   int lastRecv = lastReduce;

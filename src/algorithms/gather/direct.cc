@@ -13,8 +13,10 @@ Plan directGather(const CollShape& s) {
   }
   for (int peer = 0; peer < s.nranks; ++peer) {
     Slice to{BufferKind::kRecv, static_cast<size_t>(peer) * bytes};
-    if (peer == s.rank) p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, to, bytes});
-    else p.add({StepKind::kRecv, peer, {}, to, bytes});
+    if (peer == s.rank)
+      p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, to, bytes});
+    else
+      p.add({StepKind::kRecv, peer, {}, to, bytes});
   }
   return p;
 }

@@ -13,8 +13,10 @@ Plan directScatter(const CollShape& s) {
   }
   for (int peer = 0; peer < s.nranks; ++peer) {
     Slice from{BufferKind::kSend, static_cast<size_t>(peer) * bytes};
-    if (peer == s.rank) p.add({StepKind::kCopy, -1, from, {BufferKind::kRecv, 0}, bytes});
-    else p.add({StepKind::kSend, peer, from, {}, bytes});
+    if (peer == s.rank)
+      p.add({StepKind::kCopy, -1, from, {BufferKind::kRecv, 0}, bytes});
+    else
+      p.add({StepKind::kSend, peer, from, {}, bytes});
   }
   return p;
 }
