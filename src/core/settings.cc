@@ -82,4 +82,9 @@ void reloadSettings() {
 
 const std::vector<SettingDoc>& settingDocs() { return kDocs; }
 
+std::string rawSettingValue(const SettingDoc& doc) {
+  const char* v = lookup(doc.name, doc.alias);
+  return v ? v : "";
+}
+
 }  // namespace chorus

@@ -37,5 +37,7 @@ const Settings& settings();
 /// Re-reads the environment (tests change variables between cases).
 void reloadSettings();
 const std::vector<SettingDoc>& settingDocs();
+/// The raw environment value of a setting (its own name first, then the NCCL alias); empty when unset.
+std::string rawSettingValue(const SettingDoc& doc);
 
 }  // namespace chorus
