@@ -25,7 +25,7 @@ class FifoConnection final : public Connection {
   std::span<const std::byte> recvData() override { return in_.readable(); }
   void consumeRecv(size_t bytes) override { in_.consume(bytes); }
 
-  Status progress() override {
+  Status progress(bool*) override {
     if ((in_.closed() || out_.closed()) && in_.readable().empty()) {
       return remoteError("rank " + std::to_string(peerRank_) + " closed its " + name_ + " connection");
     }
@@ -36,7 +36,8 @@ class FifoConnection final : public Connection {
     if (peerPid_ > 0 && !processAlive(peerPid_)) {
       return remoteError("rank " + std::to_string(peerRank_) + " (pid " + std::to_string(peerPid_) + ") is gone");
     }
-    return progress();
+    bool ignored = false;
+    return progress(&ignored);
   }
 
   /// False once `pid` has exited, including while it is a zombie its parent has not reaped yet.

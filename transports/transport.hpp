@@ -3,6 +3,8 @@
 // message boundaries: both sides run the same plan, so they agree on every length.
 #pragma once
 
+#include <poll.h>
+
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -28,8 +30,9 @@ class Connection {
   virtual std::span<const std::byte> recvData() = 0;
   virtual void consumeRecv(size_t bytes) = 0;
 
-  /// Moves bytes where the transport needs a push (tcp) and reports a closed peer. Called in every poll round.
-  virtual Status progress() = 0;
+  /// Moves bytes where the transport needs a push (tcp) and reports a closed peer. Called in every poll round;
+  /// sets *moved when bytes moved (the engine must then look at the streams again before it sleeps).
+  virtual Status progress(bool* moved) = 0;
   /// A slower check that the peer is still alive; called when a wait has made no progress for a while.
   virtual Status checkPeer() = 0;
   /// Tells the peer this side is going away (communicator abort or destroy).
@@ -38,6 +41,9 @@ class Connection {
   virtual const char* transportName() const = 0;
   /// True when all committed outgoing bytes have left this process (tcp staging drained).
   virtual bool sendDrained() { return true; }
+  /// Sockets a waiting rank can sleep on (poll) instead of spinning; false when the transport has none (memory
+  /// FIFOs), and then waiters must poll by yielding.
+  virtual bool addPollFds(std::vector<struct pollfd>*) { return false; }
 };
 
 /// What a rank publishes about itself at init.

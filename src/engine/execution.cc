@@ -198,14 +198,22 @@ Status Execution::advance(bool* moved) {
   return Status::ok();
 }
 
-Status Execution::pollConnections(bool livenessCheck) {
+Status Execution::pollConnections(bool livenessCheck, bool* moved) {
   for (auto& [peer, q] : peers_) {
     bool pending = q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || !q.connection->sendDrained();
     if (!pending) continue;
-    Status st = livenessCheck ? q.connection->checkPeer() : q.connection->progress();
+    Status st = livenessCheck ? q.connection->checkPeer() : q.connection->progress(moved);
     if (!st.isOk()) return st;
   }
   return Status::ok();
+}
+
+bool Execution::addPollFds(std::vector<pollfd>* fds) {
+  for (auto& [peer, q] : peers_) {
+    bool pending = q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || !q.connection->sendDrained();
+    if (pending && !q.connection->addPollFds(fds)) return false;
+  }
+  return true;
 }
 
 std::string Execution::pendingPeers() const {
@@ -227,6 +235,7 @@ Status run(const std::vector<Execution*>& executions) {
   auto lastLiveness = std::chrono::steady_clock::now();
   auto idleSince = lastLiveness;
   int64_t idle = 0;
+  std::vector<pollfd> pollFds;
   auto fail = [](const Execution* e, const Status& st) {
     Status out = st.withContext(e->description() + " on rank " + std::to_string(e->rank()) + ", waiting for " +
                                 e->pendingPeers());
@@ -239,7 +248,7 @@ Status run(const std::vector<Execution*>& executions) {
       if (e->done()) continue;
       allDone = false;
       Status st = e->advance(&moved);
-      if (st.isOk()) st = e->pollConnections(false);
+      if (st.isOk()) st = e->pollConnections(false, &moved);
       if (!st.isOk()) return fail(e, st);
     }
     if (allDone) return Status::ok();
@@ -249,9 +258,17 @@ Status run(const std::vector<Execution*>& executions) {
     }
     if (++idle < spin) continue;
     if (idle == spin) idleSince = std::chrono::steady_clock::now();
-    // Yield so that oversubscribed ranks (more ranks than cores) get the core; sleep during long waits.
+    // Past the spin: sleep in poll() when everything we wait for is a socket, else yield so that oversubscribed
+    // ranks (more ranks than cores) get the core.
     if ((idle & 63) != 0) {
-      sched_yield();
+      pollFds.clear();
+      bool sockets = true;
+      for (Execution* e : executions) sockets = sockets && (e->done() || e->addPollFds(&pollFds));
+      if (sockets && !pollFds.empty()) {
+        poll(pollFds.data(), pollFds.size(), 1);
+      } else {
+        sched_yield();
+      }
       continue;
     }
     auto now = std::chrono::steady_clock::now();
@@ -260,7 +277,8 @@ Status run(const std::vector<Execution*>& executions) {
       lastLiveness = now;
       for (Execution* e : executions) {
         if (e->done()) continue;
-        Status st = e->pollConnections(true);
+        bool ignored = false;
+        Status st = e->pollConnections(true, &ignored);
         if (!st.isOk()) return fail(e, st);
       }
     }

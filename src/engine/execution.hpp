@@ -36,8 +36,10 @@ class Execution {
   bool done() const { return remaining_ == 0 && drained_; }
   /// Makes whatever progress is possible without waiting. Sets *moved when any byte moved.
   Status advance(bool* moved);
-  /// Polls the connections with pending work (tcp moves bytes here) and reports dead peers.
-  Status pollConnections(bool livenessCheck);
+  /// Polls the connections with pending work (tcp moves bytes here; *moved tells) and reports dead peers.
+  Status pollConnections(bool livenessCheck, bool* moved);
+  /// Adds the sockets of every connection with pending work; false if some pending connection has none.
+  bool addPollFds(std::vector<pollfd>* fds);
   /// "rank 3 (recv), rank 1 (send)": who this execution still waits for.
   std::string pendingPeers() const;
   const std::string& description() const { return description_; }

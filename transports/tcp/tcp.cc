@@ -57,9 +57,9 @@ class TcpConnection final : public Connection {
     consumed_ += bytes;
   }
 
-  Status progress() override {
-    CHORUS_TRY(pushOut());
-    CHORUS_TRY(pullIn());
+  Status progress(bool* moved) override {
+    CHORUS_TRY(pushOut(moved));
+    CHORUS_TRY(pullIn(moved));
     // A peer that finished and exited closes its sockets; that is an error only once we still wait for bytes
     // that can no longer come.
     if (peerClosed_ && in_.readable().empty()) {
@@ -67,12 +67,20 @@ class TcpConnection final : public Connection {
     }
     return Status::ok();
   }
-  Status checkPeer() override { return progress(); }
+  Status checkPeer() override {
+    bool ignored = false;
+    return progress(&ignored);
+  }
   void close() override {
     for (int fd : fds_) shutdown(fd, SHUT_RDWR);
   }
   const char* transportName() const override { return "tcp"; }
   bool sendDrained() override { return minimum(sendCursor_) >= produced_; }
+  bool addPollFds(std::vector<pollfd>* fds) override {
+    const short events = static_cast<short>(POLLIN | (sendDrained() ? 0 : POLLOUT));
+    for (int fd : fds_) fds->push_back({fd, events, 0});
+    return true;
+  }
 
  private:
   static uint64_t minimum(const std::vector<uint64_t>& v) {
@@ -93,7 +101,7 @@ class TcpConnection final : public Connection {
     return remoteError(std::string(what) + " to rank " + std::to_string(peerRank_) + ": " + strerror(errno));
   }
 
-  Status pushOut() {
+  Status pushOut(bool* moved) {
     const uint64_t capacity = out_.capacity();
     const std::byte* base = static_cast<const std::byte*>(memory_) + sizeof(FifoHeader);
     for (size_t k = 0; k < fds_.size(); ++k) {
@@ -104,6 +112,7 @@ class TcpConnection final : public Connection {
         ssize_t n = send(fds_[k], base + c % capacity, end - c, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
         if (n <= 0) return fail("send", n);
+        *moved = true;
         c += static_cast<uint64_t>(n);
         if (c == blockEnd) advance(c);
       }
@@ -123,7 +132,7 @@ class TcpConnection final : public Connection {
     h->head.store(h->head.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
   }
 
-  Status pullIn() {
+  Status pullIn(bool* moved) {
     const uint64_t capacity = in_.capacity();
     std::byte* base = static_cast<std::byte*>(memory_) + Fifo::bytesFor(out_.capacity()) + sizeof(FifoHeader);
     const uint64_t limit = consumed_ + capacity;  // cannot write past what the consumer freed
@@ -139,6 +148,7 @@ class TcpConnection final : public Connection {
           break;
         }
         if (n < 0) return fail("recv", n);
+        *moved = true;
         c += static_cast<uint64_t>(n);
         if (c == blockEnd) advance(c);
       }
