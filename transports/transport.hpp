@@ -35,6 +35,9 @@ class Connection {
   virtual Status progress(bool* moved) = 0;
   /// A slower check that the peer is still alive; called when a wait has made no progress for a while.
   virtual Status checkPeer() = 0;
+  /// True once the peer closed its end. Bytes that already arrived stay readable; it is an error only for a
+  /// side that still waits for more.
+  virtual bool peerClosed() { return false; }
   /// Tells the peer this side is going away (communicator abort or destroy).
   virtual void close() = 0;
 

@@ -204,6 +204,15 @@ Status Execution::pollConnections(bool livenessCheck, bool* moved) {
     if (!pending) continue;
     Status st = livenessCheck ? q.connection->checkPeer() : q.connection->progress(moved);
     if (!st.isOk()) return st;
+    // A peer that finished and closed is fine unless this side still needs to exchange bytes with it.
+    if (q.connection->peerClosed()) {
+      const bool waitsForData = q.nextRecv < q.recvs.size() && q.connection->recvData().empty();
+      const bool mustSend = q.nextSend < q.sends.size() || !q.connection->sendDrained();
+      if (waitsForData || mustSend) {
+        return remoteError("rank " + std::to_string(peer) + " closed its " + q.connection->transportName() +
+                           " connection");
+      }
+    }
   }
   return Status::ok();
 }

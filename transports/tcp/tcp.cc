@@ -38,6 +38,7 @@ class TcpConnection final : public Connection {
     for (size_t k = 0; k < fds_.size(); ++k) {
       net::setNonBlocking(fds_[k]);
       sendCursor_.push_back(k * kBlock);
+      eof_.push_back(false);
       recvCursor_.push_back(k * kBlock);
     }
   }
@@ -59,13 +60,11 @@ class TcpConnection final : public Connection {
 
   Status progress(bool* moved) override {
     CHORUS_TRY(pushOut(moved));
-    CHORUS_TRY(pullIn(moved));
-    // A peer that finished and exited closes its sockets; that is an error only once we still wait for bytes
-    // that can no longer come.
-    if (peerClosed_ && in_.readable().empty()) {
-      return remoteError("rank " + std::to_string(peerRank_) + " closed the tcp connection");
-    }
-    return Status::ok();
+    return pullIn(moved);
+  }
+  // Closed once every socket reached end-of-file: bytes still in flight on another socket are not lost.
+  bool peerClosed() override {
+    return std::all_of(eof_.begin(), eof_.end(), [](bool e) { return e; });
   }
   Status checkPeer() override {
     bool ignored = false;
@@ -138,13 +137,13 @@ class TcpConnection final : public Connection {
     const uint64_t limit = consumed_ + capacity;  // cannot write past what the consumer freed
     for (size_t k = 0; k < fds_.size(); ++k) {
       uint64_t& c = recvCursor_[k];
-      while (c < limit) {
+      while (c < limit && !eof_[k]) {
         uint64_t blockEnd = (c / kBlock + 1) * kBlock;
         uint64_t end = std::min({limit, blockEnd, c - c % capacity + capacity});
         ssize_t n = recv(fds_[k], base + c % capacity, end - c, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
         if (n == 0) {
-          peerClosed_ = true;
+          eof_[k] = true;
           break;
         }
         if (n < 0) return fail("recv", n);
@@ -167,7 +166,7 @@ class TcpConnection final : public Connection {
   Fifo out_, in_;
   std::vector<uint64_t> sendCursor_, recvCursor_;
   uint64_t produced_ = 0, freed_ = 0, consumed_ = 0;
-  bool peerClosed_ = false;
+  std::vector<bool> eof_;
 };
 
 class TcpTransportImpl final : public Transport {
