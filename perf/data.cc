@@ -208,13 +208,17 @@ void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, in
   storeValue(buffer, position, type, acc);
 }
 
-size_t countMismatches(const void* actual, const void* expected, size_t count, ncclDataType_t type) {
+size_t countMismatches(const void* actual, const void* expected, size_t count, ncclDataType_t type, size_t* firstBad) {
   const size_t e = typeSize(type);
   const char* a = static_cast<const char*>(actual);
   const char* x = static_cast<const char*>(expected);
   size_t wrong = 0;
-  for (size_t i = 0; i < count; ++i)
-    if (memcmp(a + i * e, x + i * e, e) != 0) ++wrong;
+  for (size_t i = 0; i < count; ++i) {
+    if (memcmp(a + i * e, x + i * e, e) != 0) {
+      if (wrong == 0 && firstBad) *firstBad = i;
+      ++wrong;
+    }
+  }
   return wrong;
 }
 

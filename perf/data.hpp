@@ -25,7 +25,8 @@ void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, in
 
 void storeValue(void* buffer, size_t position, ncclDataType_t type, double value);
 size_t typeSize(ncclDataType_t type);
-/// Number of elements whose bit patterns differ.
-size_t countMismatches(const void* actual, const void* expected, size_t count, ncclDataType_t type);
+/// Number of elements whose bit patterns differ; `firstBad` (optional) receives the first such index.
+size_t countMismatches(const void* actual, const void* expected, size_t count, ncclDataType_t type,
+                       size_t* firstBad = nullptr);
 
 }  // namespace chorus::perf

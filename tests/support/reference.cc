@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "kernels/half.hpp"
+#include "perf/data.hpp"
 
 namespace chorus::testing {
 namespace {
@@ -108,58 +108,11 @@ void Reduced::store(void* buffer, size_t pos, size_t index) const {
 }
 
 void storeValue(void* buffer, size_t pos, DataType type, double value) {
-  char* p = static_cast<char*>(buffer) + pos * dataTypeSize(type);
-  const uint64_t wrapped = static_cast<uint64_t>(static_cast<int64_t>(value));
-  switch (type) {
-    case DataType::kInt8:
-    case DataType::kUint8: {
-      uint8_t v = static_cast<uint8_t>(wrapped);
-      memcpy(p, &v, 1);
-      break;
-    }
-    case DataType::kInt32:
-    case DataType::kUint32: {
-      uint32_t v = static_cast<uint32_t>(wrapped);
-      memcpy(p, &v, 4);
-      break;
-    }
-    case DataType::kInt64:
-    case DataType::kUint64:
-      memcpy(p, &wrapped, 8);
-      break;
-    case DataType::kFloat16: {
-      uint16_t v = kernels::floatToHalf(static_cast<float>(value));
-      memcpy(p, &v, 2);
-      break;
-    }
-    case DataType::kBfloat16: {
-      uint16_t v = kernels::floatToBfloat16(static_cast<float>(value));
-      memcpy(p, &v, 2);
-      break;
-    }
-    case DataType::kFloat32: {
-      float v = static_cast<float>(value);
-      memcpy(p, &v, 4);
-      break;
-    }
-    case DataType::kFloat64:
-      memcpy(p, &value, 8);
-      break;
-  }
+  perf::storeValue(buffer, pos, static_cast<ncclDataType_t>(type), value);
 }
 
 size_t mismatches(const void* actual, const void* expected, size_t count, DataType type, size_t* firstBad) {
-  const size_t e = dataTypeSize(type);
-  const char* a = static_cast<const char*>(actual);
-  const char* x = static_cast<const char*>(expected);
-  size_t wrong = 0;
-  for (size_t i = 0; i < count; ++i) {
-    if (memcmp(a + i * e, x + i * e, e) != 0) {
-      if (wrong == 0 && firstBad) *firstBad = i;
-      ++wrong;
-    }
-  }
-  return wrong;
+  return perf::countMismatches(actual, expected, count, static_cast<ncclDataType_t>(type), firstBad);
 }
 
 }  // namespace chorus::testing
