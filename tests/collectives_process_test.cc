@@ -70,6 +70,24 @@ std::vector<std::string> shmEntriesOf(pid_t pid) {
   return found;
 }
 
+// Single-copy transfers between processes (process_vm_readv) from 4 KiB on, across the cross-section.
+TEST(ProcessCollectivesDirect, CrossMemoryAttachGivesTheSameResults) {
+  setenv("CHORUS_SHM_CMA", "1", 1);
+  setenv("CHORUS_DIRECT_THRESHOLD", "4096", 1);
+  for (int w : {2, 3, 4}) {
+    auto results = runProcesses(w, "shm", [w](Communicator& comm) -> std::string {
+      for (const Case& c : crossSection(w)) {
+        std::string error = runCase(comm, c);
+        if (!error.empty()) return error;
+      }
+      return "";
+    });
+    for (int r = 0; r < w; ++r) EXPECT_EQ(results[r].exitCode, 0) << w << " ranks, rank " << r;
+  }
+  unsetenv("CHORUS_SHM_CMA");
+  unsetenv("CHORUS_DIRECT_THRESHOLD");
+}
+
 class KilledRank : public ::testing::TestWithParam<std::string> {};
 
 // SIGKILL one rank in the middle of a stream of large AllReduces: every other rank must return an error that

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "chorus/communicator.hpp"
+#include "core/settings.hpp"
 #include "tests/support/collective_case.hpp"
 
 namespace chorus::testing {
@@ -67,6 +68,60 @@ INSTANTIATE_TEST_SUITE_P(Loopback, ThreadCollectives,
                          ::testing::Combine(::testing::ValuesIn(testedCollectives()),
                                             ::testing::Values(1, 2, 3, 4, 7, 8)),
                          name);
+
+// Sets environment variables for one test and restores the settings afterwards.
+class ScopedSettings {
+ public:
+  explicit ScopedSettings(std::vector<std::pair<std::string, std::string>> vars) : vars_(std::move(vars)) {
+    for (auto& [k, v] : vars_) setenv(k.c_str(), v.c_str(), 1);
+    reloadSettings();
+  }
+  ~ScopedSettings() {
+    for (auto& [k, v] : vars_) unsetenv(k.c_str());
+    reloadSettings();
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> vars_;
+};
+
+// Single-copy transfers (the receiver copies straight from the sender's buffer) from 4 KiB on, for every
+// collective, with pipelined ring steps, reductions through the bounce buffer and in-place layouts.
+TEST(ThreadCommunicator, DirectTransfersGiveTheSameResults) {
+  ScopedSettings direct(std::vector<std::pair<std::string, std::string>>{{"CHORUS_DIRECT_THRESHOLD", "4096"}});
+  for (int nranks : {2, 3, 4}) {
+    std::vector<std::unique_ptr<Communicator>> comms;
+    ASSERT_TRUE(Communicator::createLocal(nranks, &comms).isOk());
+    std::vector<Case> cases;
+    for (algo::CollType coll : testedCollectives()) {
+      for (DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kInt64}) {
+        for (RedOp op : {RedOp::sum(), RedOp::avg(), RedOp::max()}) {
+          if (!usesOp(coll) && op.kind != RedOpKind::kSum) continue;
+          for (bool inPlace : {false, true}) {
+            if (inPlace && !supportsInPlace(coll)) continue;
+            for (size_t count : {size_t{5000}, size_t{300001}}) cases.push_back({coll, type, op, inPlace, count, 1});
+          }
+        }
+      }
+    }
+    std::vector<std::string> failures(nranks);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < nranks; ++r) {
+      threads.emplace_back([&, r] {
+        for (const Case& c : cases) {
+          std::string error = runCase(*comms[r], c);
+          if (!error.empty()) {
+            failures[r] = error;
+            comms[r]->abort();
+            return;
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& f : failures) EXPECT_EQ(f, "");
+  }
+}
 
 TEST(ThreadCommunicator, AsyncRequestsCompleteInOrder) {
   std::vector<std::unique_ptr<Communicator>> comms;

@@ -15,6 +15,7 @@ struct FifoHeader {
   alignas(64) std::atomic<uint64_t> tail;    // bytes produced so far (written by the producer)
   alignas(64) std::atomic<uint32_t> closed;  // set by either side when it goes away
   uint64_t capacity;
+  alignas(64) std::atomic<uint64_t> directRead;  // bytes the consumer copied straight from the producer's buffers
 };
 
 class Fifo {
@@ -32,6 +33,7 @@ class Fifo {
       header_->head.store(0, std::memory_order_relaxed);
       header_->tail.store(0, std::memory_order_relaxed);
       header_->closed.store(0, std::memory_order_relaxed);
+      header_->directRead.store(0, std::memory_order_relaxed);
       header_->capacity = capacity;
     }
   }
@@ -62,6 +64,10 @@ class Fifo {
   void consume(size_t bytes) {
     header_->head.store(header_->head.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
   }
+
+  /// Direct transfers: the consumer reports bytes it read from the producer's memory; the producer waits on it.
+  void ackDirect(size_t bytes) { header_->directRead.fetch_add(bytes, std::memory_order_release); }
+  uint64_t directAcked() const { return header_->directRead.load(std::memory_order_acquire); }
 
   bool closed() const { return header_->closed.load(std::memory_order_relaxed) != 0; }
   void close() { header_->closed.store(1, std::memory_order_release); }

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -14,9 +17,19 @@ namespace chorus::transport {
 
 class FifoConnection final : public Connection {
  public:
+  /// How the receiver reaches the sender's buffers for direct transfers.
+  enum class Direct { kNone, kSameProcess, kCrossMemoryAttach };
+
   /// `owner` keeps the memory of both FIFOs alive. `peerPid` > 0 enables the process-liveness check.
-  FifoConnection(std::shared_ptr<void> owner, Fifo out, Fifo in, int peerRank, int peerPid, const char* name)
-      : owner_(std::move(owner)), out_(out), in_(in), peerRank_(peerRank), peerPid_(peerPid), name_(name) {}
+  FifoConnection(std::shared_ptr<void> owner, Fifo out, Fifo in, int peerRank, int peerPid, const char* name,
+                 Direct direct = Direct::kNone)
+      : owner_(std::move(owner)),
+        out_(out),
+        in_(in),
+        peerRank_(peerRank),
+        peerPid_(peerPid),
+        name_(name),
+        direct_(direct) {}
   // Destruction does not close(): bytes already committed stay readable for the peer (the memory is shared).
   ~FifoConnection() override = default;
 
@@ -26,6 +39,30 @@ class FifoConnection final : public Connection {
   void consumeRecv(size_t bytes) override { in_.consume(bytes); }
 
   Status progress(bool*) override { return Status::ok(); }
+
+  bool directCapable() override { return direct_ != Direct::kNone; }
+  uint64_t postDirect(size_t bytes) override { return directPosted_ += bytes; }
+  uint64_t directAcked() override { return out_.directAcked(); }
+  Status readDirect(void* dst, uint64_t address, size_t bytes) override {
+    if (direct_ == Direct::kSameProcess) {
+      memcpy(dst, reinterpret_cast<const void*>(address), bytes);
+    } else {
+      // Cross-memory attach: one copy from the peer process, by the kernel (process_vm_readv).
+      size_t done = 0;
+      while (done < bytes) {
+        iovec local{static_cast<char*>(dst) + done, bytes - done};
+        iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
+        ssize_t n = process_vm_readv(peerPid_, &local, 1, &remote, 1, 0);
+        if (n <= 0) {
+          return remoteError("reading " + std::to_string(bytes) + " bytes from rank " + std::to_string(peerRank_) +
+                             " (pid " + std::to_string(peerPid_) + "): " + strerror(errno));
+        }
+        done += static_cast<size_t>(n);
+      }
+    }
+    in_.ackDirect(bytes);
+    return Status::ok();
+  }
   bool peerClosed() override { return in_.closed() || out_.closed(); }
   Status checkPeer() override {
     if (peerPid_ > 0 && !processAlive(peerPid_)) {
@@ -61,6 +98,8 @@ class FifoConnection final : public Connection {
   int peerRank_;
   int peerPid_;
   const char* name_;
+  Direct direct_;
+  uint64_t directPosted_ = 0;
   bool closed_ = false;
 };
 

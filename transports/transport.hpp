@@ -35,6 +35,19 @@ class Connection {
   virtual Status progress(bool* moved) = 0;
   /// A slower check that the peer is still alive; called when a wait has made no progress for a while.
   virtual Status checkPeer() = 0;
+  /// Direct transfers, for large messages where the peer can reach this process's memory: the sender writes only
+  /// {address, length} into the stream and the receiver copies the bytes straight from the sender's buffer (one
+  /// copy instead of two), then acknowledges them so the sender may complete. Off unless the transport says so.
+  virtual bool directCapable() { return false; }
+  /// Receiver: copies `bytes` at the peer's `address` into `dst` and acknowledges them.
+  virtual Status readDirect(void* dst, uint64_t address, size_t bytes) {
+    return internalError("direct transfers are not supported by this connection");
+  }
+  /// Sender: counts `bytes` more posted and returns the running total the peer must acknowledge.
+  virtual uint64_t postDirect(size_t bytes) { return 0; }
+  /// Sender: bytes the peer has acknowledged so far.
+  virtual uint64_t directAcked() { return 0; }
+
   /// True once the peer closed its end. Bytes that already arrived stay readable; it is an error only for a
   /// side that still waits for more.
   virtual bool peerClosed() { return false; }
@@ -64,7 +77,8 @@ struct ConnectContext {
   uint64_t commHash = 0;
   bootstrap::Bootstrap* bootstrap = nullptr;
   const std::vector<PeerInfo>* peers = nullptr;
-  size_t fifoBytes = 0;  // FIFO capacity per direction
+  size_t fifoBytes = 0;          // FIFO capacity per direction
+  bool directTransfers = false;  // allow single-copy direct reads where the transport can do them
 };
 
 class Transport {

@@ -49,10 +49,12 @@ size_t fifoBytesFor(int64_t configured, int nranks) {
 }
 
 // A connection from a rank to itself (send/recv to self): one FIFO that is both ends.
-std::unique_ptr<Connection> selfConnection(int rank, size_t fifoBytes) {
+std::unique_ptr<Connection> selfConnection(int rank, size_t fifoBytes, bool direct) {
   std::shared_ptr<void> memory(aligned_alloc(64, transport::Fifo::bytesFor(fifoBytes)), free);
   transport::Fifo fifo(memory.get(), fifoBytes, true);
-  return std::make_unique<transport::FifoConnection>(memory, fifo, fifo, rank, 0, "self");
+  return std::make_unique<transport::FifoConnection>(
+      memory, fifo, fifo, rank, 0, "self",
+      direct ? transport::FifoConnection::Direct::kSameProcess : transport::FifoConnection::Direct::kNone);
 }
 
 }  // namespace
@@ -115,7 +117,7 @@ Status CommImpl::connectPeers() {
   }
 
   connections_.resize(nranks_);
-  connections_[rank_] = selfConnection(rank_, fifoBytesFor(cfg.loopbackBufferBytes, 2));
+  connections_[rank_] = selfConnection(rank_, fifoBytesFor(cfg.loopbackBufferBytes, 2), cfg.directThreshold > 0);
   // Every rank walks the transports in the same (sorted) order; each transport's setup is deadlock-free by itself.
   for (const char* name : {"loopback", "shm", "tcp"}) {
     auto it = byTransport.find(name);
@@ -131,8 +133,13 @@ Status CommImpl::connectPeers() {
       configured = cfg.shmBufferBytes;
     }
     t = owned ? owned.get() : tcp_.get();
-    transport::ConnectContext ctx{
-        rank_, nranks_, bootstrap_->commHash(), bootstrap_.get(), &peers_, fifoBytesFor(configured, nranks_)};
+    transport::ConnectContext ctx{rank_,
+                                  nranks_,
+                                  bootstrap_->commHash(),
+                                  bootstrap_.get(),
+                                  &peers_,
+                                  fifoBytesFor(configured, nranks_),
+                                  cfg.directThreshold > 0 && (it->first != "shm" || cfg.shmCma)};
     std::vector<std::unique_ptr<Connection>> conns;
     CHORUS_TRY(t->connect(ctx, it->second, &conns));
     for (size_t i = 0; i < conns.size(); ++i) connections_[it->second[i]] = std::move(conns[i]);

@@ -1,5 +1,6 @@
 #include "core/settings.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -19,6 +20,9 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_LOOPBACK_BUFFER", "", "4194304", "bytes of each in-process FIFO"},
     {"CHORUS_TCP_SOCKETS", "", "2", "sockets per tcp peer; large transfers are striped across them"},
     {"CHORUS_SOCKET_ADDR", "", "", "IPv4 address to listen on and advertise (default: first non-loopback)"},
+    {"CHORUS_DIRECT_THRESHOLD", "", "1048576",
+     "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off"},
+    {"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
     {"CHORUS_SPIN", "", "auto",
      "polls before a waiting rank yields its core (auto: 20000, or 64 when ranks outnumber cores)"},
 };
@@ -59,7 +63,10 @@ Settings parse() {
   s.loopbackBufferBytes = integer("CHORUS_LOOPBACK_BUFFER", 4 << 20);
   s.tcpSockets = integer("CHORUS_TCP_SOCKETS", 2);
   s.socketIfAddr = str("CHORUS_SOCKET_ADDR", "", "");
-  s.spinIterations = integer("CHORUS_SPIN", 0);  // 0: chosen per communicator
+  s.spinIterations = integer("CHORUS_SPIN", 0);
+  const char* direct = lookup("CHORUS_DIRECT_THRESHOLD", nullptr);
+  s.directThreshold =
+      direct && *direct ? std::max<int64_t>(0, strtoll(direct, nullptr, 0)) : 65536;  // 0: chosen per communicator
   return s;
 }
 

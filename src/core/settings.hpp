@@ -22,6 +22,8 @@ struct Settings {
   int64_t tcpSockets = 0;           // CHORUS_TCP_SOCKETS
   std::string socketIfAddr;         // CHORUS_SOCKET_ADDR
   int64_t spinIterations = 0;       // CHORUS_SPIN
+  int64_t directThreshold = 0;      // CHORUS_DIRECT_THRESHOLD (0: direct transfers off)
+  bool shmCma = false;              // CHORUS_SHM_CMA
 };
 
 /// One documented setting, for chorus-info and the README.

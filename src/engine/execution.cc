@@ -46,7 +46,8 @@ Execution::Execution(int rank, std::string description, std::function<transport:
       description_(std::move(description)),
       connection_(std::move(connection)),
       abortFlag_(abortFlag),
-      spinIterations_(settings().spinIterations > 0 ? settings().spinIterations : 20000) {}
+      spinIterations_(settings().spinIterations > 0 ? settings().spinIterations : 20000),
+      directThreshold_(static_cast<size_t>(settings().directThreshold)) {}
 
 Execution::PeerQueues& Execution::queues(int peer) {
   for (auto& [p, q] : peers_)
@@ -69,6 +70,10 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
            false,
            binding.reduce,
            binding.elemSize};
+    const bool transfer = s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
+    // Both sides take this decision from the same facts (size, threshold, the pair's capability), so they agree.
+    w.direct =
+        transfer && directThreshold_ > 0 && s.bytes >= directThreshold_ && queues(s.peer).connection->directCapable();
     const int index = static_cast<int>(work_.size());
     work_.push_back(w);
     ++remaining_;
@@ -100,7 +105,69 @@ void Execution::finish(Work& w) {
   --remaining_;
 }
 
+// A direct transfer carries descriptors {address, length} of at most kDirectChunk bytes; the sender posts one as
+// soon as its source bytes are ready (in kDirectMinChunk pieces, so a pipeline keeps moving) and completes once
+// the receiver acknowledged every byte, because only then may the buffer change.
+constexpr size_t kDirectChunk = 512 << 10, kDirectMinChunk = 64 << 10;
+struct DirectDescriptor {
+  uint64_t address;
+  uint64_t bytes;
+};
+static_assert(sizeof(DirectDescriptor) == kWireAlign);
+
+Status Execution::advanceDirectSend(Work& w, transport::Connection* c, bool* moved) {
+  while (w.wire < w.bytes) {
+    const size_t ready = depLimit(w) - w.wire;
+    if (ready == 0 || (ready < kDirectMinChunk && w.wire + ready < w.bytes)) break;
+    auto space = c->sendSpace();
+    if (space.size() < kWireAlign) break;
+    size_t n = std::min(ready, kDirectChunk);
+    if (w.wire + n < w.bytes) n &= ~(kWireAlign - 1);
+    DirectDescriptor d{reinterpret_cast<uint64_t>(w.src + w.wire), n};
+    memcpy(space.data(), &d, sizeof(d));
+    c->commitSend(kWireAlign);
+    w.ackTarget = c->postDirect(n);
+    w.wire += n;
+    *moved = true;
+  }
+  if (w.wire == w.bytes && c->directAcked() >= w.ackTarget) finish(w);
+  return Status::ok();
+}
+
+Status Execution::advanceDirectRecv(Work& w, transport::Connection* c, bool* moved) {
+  // Reductions read the peer's bytes through a cache-sized bounce buffer, then reduce from it.
+  constexpr size_t kBounce = 256 << 10;
+  thread_local std::vector<std::byte> bounce(kBounce);
+  while (w.wire < w.bytes) {
+    auto data = c->recvData();
+    if (data.size() < kWireAlign) break;
+    DirectDescriptor d;
+    memcpy(&d, data.data(), sizeof(d));
+    if (d.bytes == 0 || d.bytes > w.bytes - w.wire) {
+      return internalError("direct transfer from rank " + std::to_string(w.peer) + " announces " +
+                           std::to_string(d.bytes) + " bytes where " + std::to_string(w.bytes - w.wire) +
+                           " remain (the two sides run different operations)");
+    }
+    if (w.kind == StepKind::kRecv) {
+      CHORUS_TRY(c->readDirect(w.dst + w.wire, d.address, d.bytes));
+    } else {
+      for (size_t done = 0; done < d.bytes;) {
+        const size_t piece = std::min(kBounce, d.bytes - done);
+        CHORUS_TRY(c->readDirect(bounce.data(), d.address + done, piece));
+        w.reduce(w.dst + w.wire + done, w.src + w.wire + done, bounce.data(), piece / w.elemSize);
+        done += piece;
+      }
+    }
+    c->consumeRecv(kWireAlign);
+    w.wire += d.bytes;
+    *moved = true;
+  }
+  if (w.wire == w.bytes) finish(w);
+  return Status::ok();
+}
+
 Status Execution::advanceSend(Work& w, transport::Connection* c, bool* moved) {
+  if (w.direct) return advanceDirectSend(w, c, moved);
   if (w.kind == StepKind::kSendSize) {
     auto space = c->sendSpace();
     if (space.size() < kWireAlign) return Status::ok();
@@ -128,6 +195,7 @@ Status Execution::advanceSend(Work& w, transport::Connection* c, bool* moved) {
 }
 
 Status Execution::advanceRecv(Work& w, transport::Connection* c, bool* moved) {
+  if (w.direct) return advanceDirectRecv(w, c, moved);
   if (w.kind == StepKind::kRecvSize) {
     auto data = c->recvData();
     if (data.size() < kWireAlign) return Status::ok();

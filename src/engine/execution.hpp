@@ -56,10 +56,12 @@ class Execution {
     std::byte* dst;
     size_t bytes;
     int dep;
-    size_t wire = 0;  // bytes moved through the stream (data plus padding to 16)
+    size_t wire = 0;  // bytes moved through the stream (data plus padding to 16); data bytes when direct
     bool complete = false;
     kernels::ReduceFn reduce;
     size_t elemSize;
+    bool direct = false;     // large transfer read straight from the sender's buffer
+    uint64_t ackTarget = 0;  // direct send: the connection's acknowledged count that completes this step
   };
   struct PeerQueues {
     transport::Connection* connection = nullptr;
@@ -71,6 +73,8 @@ class Execution {
   size_t allowedWire(const Work& w) const;
   Status advanceSend(Work& w, transport::Connection* c, bool* moved);
   Status advanceRecv(Work& w, transport::Connection* c, bool* moved);
+  Status advanceDirectSend(Work& w, transport::Connection* c, bool* moved);
+  Status advanceDirectRecv(Work& w, transport::Connection* c, bool* moved);
   void finish(Work& w);
   PeerQueues& queues(int peer);
 
@@ -85,6 +89,7 @@ class Execution {
   size_t remaining_ = 0;
   bool drained_ = true;
   int64_t spinIterations_ = 0;
+  size_t directThreshold_ = 0;
 };
 
 /// Runs the executions until all are done, an error occurs, `deadline` seconds pass or an abort flag is raised.

@@ -45,8 +45,9 @@ class LoopbackTransport final : public Transport {
       // FIFO 0 carries low -> high, FIFO 1 high -> low.
       bool low = ctx.rank < peer;
       Fifo lowToHigh(base, pair->fifoBytes, false), highToLow(base + one, pair->fifoBytes, false);
-      out->push_back(std::make_unique<FifoConnection>(pair, low ? lowToHigh : highToLow, low ? highToLow : lowToHigh,
-                                                      peer, 0, "loopback"));
+      out->push_back(std::make_unique<FifoConnection>(
+          pair, low ? lowToHigh : highToLow, low ? highToLow : lowToHigh, peer, 0, "loopback",
+          ctx.directTransfers ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone));
     }
     return Status::ok();
   }
