@@ -167,6 +167,9 @@ const char* pncclGetErrorString(ncclResult_t result);
 /* The message of the last error in this process. */
 const char* ncclGetLastError(ncclComm_t comm);
 const char* pncclGetLastError(ncclComm_t comm);
+/* Re-reads NCCL_DEBUG / CHORUS_DEBUG and the other settings from the environment. */
+void ncclResetDebugInit(void);
+void pncclResetDebugInit(void);
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
 ncclResult_t ncclCommCount(const ncclComm_t comm, int* count);

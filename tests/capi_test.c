@@ -76,6 +76,8 @@ int main(void) {
   CHECK(ncclAllReduce(data[0], data[0], COUNT, ncclFloat, (ncclRedOp_t)42, comms[0], NULL) == ncclInvalidArgument);
   CHECK(ncclBroadcast(data[0], data[0], COUNT, ncclFloat, N, comms[0], NULL) == ncclInvalidArgument);
   CHECK(ncclGroupEnd() == ncclInvalidUsage);
+  ncclResetDebugInit(); /* re-reads the logging settings; must not disturb anything */
+  CHECK(ncclAllReduce(data[0], data[0], 0, ncclFloat, ncclSum, comms[0], NULL) == ncclSuccess);
 
   /* Config: read by size and magic. */
   ncclUniqueId id;

@@ -241,6 +241,11 @@ const char* pncclGetLastError(ncclComm_t) {
   return tLastErrorCopy.c_str();
 }
 
+void pncclResetDebugInit(void) {
+  chorus::reloadSettings();
+  chorus::log::reinitialize();
+}
+
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   if (ncclResult_t r = report(checkComm(comm, "ncclCommGetAsyncError")); r != ncclSuccess) return r;
   if (!asyncError) return report(chorus::invalidArgument("ncclCommGetAsyncError: asyncError is NULL"));
@@ -417,6 +422,7 @@ CHORUS_NCCL_ALIAS(ncclCommAbort)
 CHORUS_NCCL_ALIAS(ncclCommSplit)
 CHORUS_NCCL_ALIAS(ncclGetErrorString)
 CHORUS_NCCL_ALIAS(ncclGetLastError)
+CHORUS_NCCL_ALIAS(ncclResetDebugInit)
 CHORUS_NCCL_ALIAS(ncclCommGetAsyncError)
 CHORUS_NCCL_ALIAS(ncclCommCount)
 CHORUS_NCCL_ALIAS(ncclCommCuDevice)

@@ -21,8 +21,12 @@ struct Sink {
   std::string host;
   std::mutex mutex;
 
-  Sink() {
+  Sink() { configure(); }
+
+  void configure() {
     const Settings& s = settings();
+    level = Level::kNone;
+    subsysMask = kAll;
     std::string lv = s.debug;
     for (auto& c : lv) c = static_cast<char>(toupper(c));
     if (lv == "WARN")
@@ -118,6 +122,12 @@ void write(Level level, Subsys, const char* fmt, ...) {
   fprintf(s.file, "%s:%d:%d [%d] chorus %s %s\n", s.host.c_str(), getpid(), static_cast<int>(gettid()), tCurrentRank,
           levelName(level), body);
   fflush(s.file);
+}
+
+void reinitialize() {
+  Sink& s = sink();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.configure();
 }
 
 RankScope::RankScope(int rank) : previous_(tCurrentRank) { tCurrentRank = rank; }

@@ -13,6 +13,8 @@ enum class Level : int { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
 enum Subsys : unsigned { kInit = 1, kColl = 2, kBootstrap = 4, kTransport = 8, kEngine = 16, kAll = ~0u };
 
 bool enabled(Level level, Subsys subsys);
+/// Reads the logging settings again (after reloadSettings(); ncclResetDebugInit).
+void reinitialize();
 void write(Level level, Subsys subsys, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /// Sets the rank printed in this thread's log lines for the scope's lifetime.
