@@ -32,7 +32,20 @@ struct FillArgs {
   void* expected;  // recvCount elements to write
 };
 
+enum class CollId {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kAlltoAll,
+  kBroadcast,
+  kReduce,
+  kGather,
+  kScatter,
+  kSendRecv
+};
+
 struct Collective {
+  CollId id;
   const char* name;  // "all_reduce"
   bool usesOp;
   bool usesRoot;
@@ -43,14 +56,21 @@ struct Collective {
   /// Fills this rank's input; writes the expected recv contents, or returns false when the recv buffer must be
   /// left as it was (non-root ranks of Reduce and Gather).
   bool (*fill)(const FillArgs& args);
-  ncclResult_t (*launch)(const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op, int root,
-                         ncclComm_t comm, int rank, int nranks);
 };
 
 extern const Collective kAllReduce, kAllGather, kReduceScatter, kAlltoAll, kBroadcast, kReduce, kSendRecv, kGather,
     kScatter;
 
-/// Runs a perf tool for `coll` with nccl-tests' command line.
+/// The types and ops of -d / -o, in nccl-tests' order and spelling.
+inline constexpr int kNumTypes = 10, kFloatIndex = 7, kNumOps = 6;
+extern const char* const kTypeNames[kNumTypes];
+extern const ncclDataType_t kTypes[kNumTypes];
+extern const char* const kOpNames[kNumOps];
+extern const int kOps[kNumOps];
+/// "sum", ..., "mulsum", or "none" for -1.
+const char* opName(int op);
+
+/// Runs a chorus perf tool for `coll` with nccl-tests' command line.
 int runPerfTool(int argc, char** argv, const Collective& coll);
 
 }  // namespace chorus::perf

@@ -32,10 +32,6 @@ bool allReduceFill(const FillArgs& a) {
   for (size_t i = 0; i < a.count; ++i) storeReduced(a.expected, i, a.seed, i, a.op, a.type, a.nranks);
   return true;
 }
-ncclResult_t allReduceLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t op, int, ncclComm_t comm,
-                             int, int) {
-  return ncclAllReduce(s, r, c, t, op, comm, nullptr);
-}
 
 // --- reduce_scatter
 Counts reduceScatterCounts(size_t bytes, int n, size_t e) {
@@ -47,10 +43,6 @@ bool reduceScatterFill(const FillArgs& a) {
   size_t base = a.count * static_cast<size_t>(a.rank);
   for (size_t i = 0; i < a.count; ++i) storeReduced(a.expected, i, a.seed, base + i, a.op, a.type, a.nranks);
   return true;
-}
-ncclResult_t reduceScatterLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t op, int,
-                                 ncclComm_t comm, int, int) {
-  return ncclReduceScatter(s, r, c, t, op, comm, nullptr);
 }
 
 // --- all_gather
@@ -66,10 +58,6 @@ bool allGatherFill(const FillArgs& a) {
     }
   }
   return true;
-}
-ncclResult_t allGatherLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int, ncclComm_t comm, int,
-                             int) {
-  return ncclAllGather(s, r, c, t, comm, nullptr);
 }
 
 // --- alltoall
@@ -88,10 +76,6 @@ bool alltoAllFill(const FillArgs& a) {
   }
   return true;
 }
-ncclResult_t alltoAllLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int, ncclComm_t comm, int,
-                            int) {
-  return ncclAlltoAll(s, r, c, t, comm, nullptr);
-}
 
 // --- broadcast
 Counts broadcastCounts(size_t bytes, int, size_t e) {
@@ -105,10 +89,6 @@ bool broadcastFill(const FillArgs& a) {
   }
   return true;
 }
-ncclResult_t broadcastLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int root, ncclComm_t comm,
-                             int, int) {
-  return ncclBroadcast(s, r, c, t, root, comm, nullptr);
-}
 
 // --- reduce
 bool reduceFill(const FillArgs& a) {
@@ -116,10 +96,6 @@ bool reduceFill(const FillArgs& a) {
   if (a.rank != a.root) return false;
   for (size_t i = 0; i < a.count; ++i) storeReduced(a.expected, i, a.seed, i, a.op, a.type, a.nranks);
   return true;
-}
-ncclResult_t reduceLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t op, int root, ncclComm_t comm,
-                          int, int) {
-  return ncclReduce(s, r, c, t, op, root, comm, nullptr);
 }
 
 // --- gather
@@ -137,10 +113,6 @@ bool gatherFill(const FillArgs& a) {
   }
   return true;
 }
-ncclResult_t gatherLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int root, ncclComm_t comm,
-                          int, int) {
-  return ncclGather(s, r, c, t, root, comm, nullptr);
-}
 
 // --- scatter
 Counts scatterCounts(size_t bytes, int n, size_t e) {
@@ -155,10 +127,6 @@ bool scatterFill(const FillArgs& a) {
   }
   return true;
 }
-ncclResult_t scatterLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int root, ncclComm_t comm,
-                           int, int) {
-  return ncclScatter(s, r, c, t, root, comm, nullptr);
-}
 
 // --- sendrecv: a ring, send to rank+1 and receive from rank-1 in one group
 bool sendRecvFill(const FillArgs& a) {
@@ -169,35 +137,46 @@ bool sendRecvFill(const FillArgs& a) {
   }
   return true;
 }
-ncclResult_t sendRecvLaunch(const void* s, void* r, size_t c, ncclDataType_t t, ncclRedOp_t, int, ncclComm_t comm,
-                            int rank, int n) {
-  ncclResult_t res = ncclGroupStart();
-  if (res == ncclSuccess) res = ncclSend(s, c, t, (rank + 1) % n, comm, nullptr);
-  if (res == ncclSuccess) res = ncclRecv(r, c, t, (rank - 1 + n) % n, comm, nullptr);
-  ncclResult_t end = ncclGroupEnd();
-  return res != ncclSuccess ? res : end;
-}
 
 }  // namespace
 
-const Collective kAllReduce{"all_reduce",    true,      false,         true,           InPlace::kSame,
-                            allReduceCounts, factorAll, allReduceFill, allReduceLaunch};
-const Collective kReduceScatter{
-    "reduce_scatter",   true, false, true, InPlace::kRecvInsideSend, reduceScatterCounts, factorPart, reduceScatterFill,
-    reduceScatterLaunch};
-const Collective kAllGather{"all_gather",    false,      false,         true,           InPlace::kSendInsideRecv,
-                            allGatherCounts, factorPart, allGatherFill, allGatherLaunch};
-const Collective kAlltoAll{"alltoall",     false,      false,        false,         InPlace::kSame,
-                           alltoAllCounts, factorPart, alltoAllFill, alltoAllLaunch};
-const Collective kBroadcast{"broadcast",     false,     true,          true,           InPlace::kSame,
-                            broadcastCounts, factorOne, broadcastFill, broadcastLaunch};
-const Collective kReduce{"reduce",        true,      true,       true,        InPlace::kSame,
-                         broadcastCounts, factorOne, reduceFill, reduceLaunch};
-const Collective kGather{"gather",     false,      true,       true,        InPlace::kSendInsideRecv,
-                         gatherCounts, factorPart, gatherFill, gatherLaunch};
-const Collective kScatter{"scatter",     false,      true,        true,         InPlace::kRecvInsideSend,
-                          scatterCounts, factorPart, scatterFill, scatterLaunch};
-const Collective kSendRecv{"sendrecv",      false,     false,        false,         InPlace::kSame,
-                           broadcastCounts, factorOne, sendRecvFill, sendRecvLaunch};
+const Collective kAllReduce{CollId::kAllReduce, "all_reduce",    true,      false,        true,
+                            InPlace::kSame,     allReduceCounts, factorAll, allReduceFill};
+const Collective kReduceScatter{CollId::kReduceScatter,
+                                "reduce_scatter",
+                                true,
+                                false,
+                                true,
+                                InPlace::kRecvInsideSend,
+                                reduceScatterCounts,
+                                factorPart,
+                                reduceScatterFill};
+const Collective kAllGather{CollId::kAllGather,       "all_gather",    false,      false,        true,
+                            InPlace::kSendInsideRecv, allGatherCounts, factorPart, allGatherFill};
+const Collective kAlltoAll{CollId::kAlltoAll, "alltoall",     false,      false,       false,
+                           InPlace::kSame,    alltoAllCounts, factorPart, alltoAllFill};
+const Collective kBroadcast{CollId::kBroadcast, "broadcast",     false,     true,         true,
+                            InPlace::kSame,     broadcastCounts, factorOne, broadcastFill};
+const Collective kReduce{CollId::kReduce, "reduce",        true,      true,      true,
+                         InPlace::kSame,  broadcastCounts, factorOne, reduceFill};
+const Collective kGather{CollId::kGather,          "gather",     false,      true,      true,
+                         InPlace::kSendInsideRecv, gatherCounts, factorPart, gatherFill};
+const Collective kScatter{CollId::kScatter,         "scatter",     false,      true,       true,
+                          InPlace::kRecvInsideSend, scatterCounts, factorPart, scatterFill};
+const Collective kSendRecv{CollId::kSendRecv, "sendrecv",      false,     false,       false,
+                           InPlace::kSame,    broadcastCounts, factorOne, sendRecvFill};
+
+const char* const kTypeNames[kNumTypes] = {"int8",   "uint8", "int32", "uint32", "int64",
+                                           "uint64", "half",  "float", "double", "bfloat16"};
+const ncclDataType_t kTypes[kNumTypes] = {ncclInt8,   ncclUint8,   ncclInt32,   ncclUint32,  ncclInt64,
+                                          ncclUint64, ncclFloat16, ncclFloat32, ncclFloat64, ncclBfloat16};
+const char* const kOpNames[kNumOps] = {"sum", "prod", "max", "min", "avg", "mulsum"};
+const int kOps[kNumOps] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg, kMulSum};
+
+const char* opName(int op) {
+  for (int i = 0; i < kNumOps; ++i)
+    if (kOps[i] == op) return kOpNames[i];
+  return "none";
+}
 
 }  // namespace chorus::perf

@@ -1,0 +1,52 @@
+// What the perf driver needs from a communication library: the ranks one thread drives, a way to combine a
+// number over all ranks, and the collective call itself. chorus (through nccl.h) is one backend; the baselines in
+// perf/baselines/ (Open MPI, Gloo) are others, so every library is measured by the same sweep, timer and check.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "perf/collective.hpp"
+
+namespace chorus::perf {
+
+struct Options;
+
+/// The send and receive pointers of one local rank for one call.
+struct Pointers {
+  const char* send;
+  char* recv;
+};
+
+enum class Combine { kSum, kMin, kMax };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual int nranks() const = 0;
+  /// Global ranks this thread drives (nccl-tests' -g: several per thread).
+  virtual const std::vector<int>& localRanks() const = 0;
+  /// The value combined over every rank (each local rank contributes `value`).
+  virtual double combine(double value, Combine how) = 0;
+  /// Every rank's line, in rank order; `mine` holds one line per local rank.
+  virtual std::vector<std::string> gatherLines(const std::vector<std::string>& mine) = 0;
+  /// Runs `coll` once on every local rank. `op` is an ncclRedOp_t value, kMulSum, or -1 for data movement.
+  /// Failures end the process with a message (as nccl-tests does).
+  virtual void launch(const Collective& coll, const std::vector<Pointers>& pointers, size_t count, ncclDataType_t type,
+                      int op, int root) = 0;
+  /// Whether this backend can run the combination (a baseline may lack a type or op); unsupported rows are skipped.
+  virtual bool supports(const Collective& coll, ncclDataType_t type, int op) const { return true; }
+  /// Brackets -m aggregated launches (a group in NCCL terms); no-op where the library has no such notion.
+  virtual void aggregateStart() {}
+  virtual void aggregateEnd() {}
+  /// Transport or mode shown in the device list ("shm", "vader", "tcp", ...).
+  virtual std::string describe() const = 0;
+};
+
+/// Prints the lines before the device list: `firstLine` (library and version), then nccl-tests' preamble.
+void printPreamble(const char* firstLine, const char* program, const Options& options);
+
+/// Runs the nccl-tests sweep for `coll` on `backend` and prints the table when `printer`. Returns the exit code.
+int runSweep(const Options& options, const Collective& coll, Backend& backend, bool printer);
+
+}  // namespace chorus::perf

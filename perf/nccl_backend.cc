@@ -1,0 +1,140 @@
+#include "perf/nccl_backend.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/settings.hpp"
+#include "perf/data.hpp"
+
+namespace chorus::perf {
+
+void ncclFailure(ncclResult_t r, int line) {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  const std::string last = ncclGetLastError(nullptr);
+  fprintf(stderr, "%s: pid %d: Test NCCL failure nccl_backend.cc:%d '%s' / %s\n", host, getpid(), line,
+          ncclGetErrorString(r), last.c_str());
+  fflush(stdout);
+  _exit(last.find("timed out") != std::string::npos ? 4 : 3);
+}
+
+namespace {
+
+class NcclBackend final : public Backend {
+ public:
+  NcclBackend(const ncclUniqueId& id, int nranks, int firstRank, int perThread) : nranks_(nranks) {
+    comms_.resize(perThread);
+    CHORUS_NCCL_CHECK(ncclGroupStart());
+    for (int g = 0; g < perThread; ++g) {
+      ranks_.push_back(firstRank + g);
+      CHORUS_NCCL_CHECK(ncclCommInitRank(&comms_[g], nranks, id, firstRank + g));
+    }
+    CHORUS_NCCL_CHECK(ncclGroupEnd());
+  }
+  ~NcclBackend() override {
+    for (ncclComm_t c : comms_) ncclCommDestroy(c);
+  }
+
+  int nranks() const override { return nranks_; }
+  const std::vector<int>& localRanks() const override { return ranks_; }
+  std::string describe() const override {
+    return settings().transport.empty() ? "chorus auto" : "chorus " + settings().transport;
+  }
+
+  double combine(double value, Combine how) override {
+    const ncclRedOp_t op = how == Combine::kMin ? ncclMin : how == Combine::kMax ? ncclMax : ncclSum;
+    std::vector<double> vals(comms_.size(), value);
+    CHORUS_NCCL_CHECK(ncclGroupStart());
+    for (size_t g = 0; g < comms_.size(); ++g) {
+      CHORUS_NCCL_CHECK(ncclAllReduce(&vals[g], &vals[g], 1, ncclFloat64, op, comms_[g], nullptr));
+    }
+    CHORUS_NCCL_CHECK(ncclGroupEnd());
+    return vals[0];
+  }
+
+  std::vector<std::string> gatherLines(const std::vector<std::string>& mine) override {
+    constexpr size_t kLine = 192;
+    std::vector<std::vector<char>> in(comms_.size(), std::vector<char>(kLine));
+    std::vector<std::vector<char>> out(comms_.size(), std::vector<char>(kLine * nranks_));
+    for (size_t g = 0; g < comms_.size(); ++g) snprintf(in[g].data(), kLine, "%s", mine[g].c_str());
+    CHORUS_NCCL_CHECK(ncclGroupStart());
+    for (size_t g = 0; g < comms_.size(); ++g) {
+      CHORUS_NCCL_CHECK(ncclAllGather(in[g].data(), out[g].data(), kLine, ncclInt8, comms_[g], nullptr));
+    }
+    CHORUS_NCCL_CHECK(ncclGroupEnd());
+    std::vector<std::string> lines;
+    for (int r = 0; r < nranks_; ++r) lines.emplace_back(out[0].data() + r * kLine);
+    return lines;
+  }
+
+  void launch(const Collective& coll, const std::vector<Pointers>& p, size_t count, ncclDataType_t type, int op,
+              int root) override {
+    std::vector<ncclRedOp_t> ops(comms_.size(), static_cast<ncclRedOp_t>(op < 0 ? ncclSum : op));
+    if (op == kMulSum) {
+      for (size_t g = 0; g < comms_.size(); ++g) {
+        char scalar[8];
+        storeValue(scalar, 0, type, mulSumScalar(ranks_[g]));
+        CHORUS_NCCL_CHECK(ncclRedOpCreatePreMulSum(&ops[g], scalar, type, ncclScalarHostImmediate, comms_[g]));
+      }
+    }
+    if (comms_.size() > 1) CHORUS_NCCL_CHECK(ncclGroupStart());
+    for (size_t g = 0; g < comms_.size(); ++g) {
+      CHORUS_NCCL_CHECK(call(coll.id, p[g], count, type, ops[g], root, comms_[g], ranks_[g]));
+    }
+    if (comms_.size() > 1) CHORUS_NCCL_CHECK(ncclGroupEnd());
+    if (op == kMulSum) {
+      for (size_t g = 0; g < comms_.size(); ++g) CHORUS_NCCL_CHECK(ncclRedOpDestroy(ops[g], comms_[g]));
+    }
+  }
+
+  void aggregateStart() override { CHORUS_NCCL_CHECK(ncclGroupStart()); }
+  void aggregateEnd() override { CHORUS_NCCL_CHECK(ncclGroupEnd()); }
+
+ private:
+  ncclResult_t call(CollId id, const Pointers& p, size_t count, ncclDataType_t type, ncclRedOp_t op, int root,
+                    ncclComm_t comm, int rank) {
+    switch (id) {
+      case CollId::kAllReduce:
+        return ncclAllReduce(p.send, p.recv, count, type, op, comm, nullptr);
+      case CollId::kReduceScatter:
+        return ncclReduceScatter(p.send, p.recv, count, type, op, comm, nullptr);
+      case CollId::kAllGather:
+        return ncclAllGather(p.send, p.recv, count, type, comm, nullptr);
+      case CollId::kAlltoAll:
+        return ncclAlltoAll(p.send, p.recv, count, type, comm, nullptr);
+      case CollId::kBroadcast:
+        return ncclBroadcast(p.send, p.recv, count, type, root, comm, nullptr);
+      case CollId::kReduce:
+        return ncclReduce(p.send, p.recv, count, type, op, root, comm, nullptr);
+      case CollId::kGather:
+        return ncclGather(p.send, p.recv, count, type, root, comm, nullptr);
+      case CollId::kScatter:
+        return ncclScatter(p.send, p.recv, count, type, root, comm, nullptr);
+      case CollId::kSendRecv: {
+        // A ring: send to rank+1, receive from rank-1, in one group.
+        ncclResult_t res = ncclGroupStart();
+        if (res == ncclSuccess) res = ncclSend(p.send, count, type, (rank + 1) % nranks_, comm, nullptr);
+        if (res == ncclSuccess) res = ncclRecv(p.recv, count, type, (rank - 1 + nranks_) % nranks_, comm, nullptr);
+        ncclResult_t end = ncclGroupEnd();
+        return res != ncclSuccess ? res : end;
+      }
+    }
+    return ncclInternalError;
+  }
+
+  int nranks_;
+  std::vector<int> ranks_;
+  std::vector<ncclComm_t> comms_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> makeNcclBackend(const ncclUniqueId& id, int nranks, int firstRank, int perThread) {
+  return std::make_unique<NcclBackend>(id, nranks, firstRank, perThread);
+}
+
+}  // namespace chorus::perf

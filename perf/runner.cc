@@ -1,0 +1,326 @@
+// The nccl-tests sweep, timing, data check and table, on any Backend.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "perf/backend.hpp"
+#include "perf/data.hpp"
+#include "perf/options.hpp"
+
+namespace chorus::perf {
+namespace {
+
+// Fits a number into `width` characters: 2 decimals, then 1, then 0, then exponent notation.
+std::string fit(double v, int width) {
+  char buf[64];
+  for (int decimals = 2; decimals >= 0; --decimals) {
+    snprintf(buf, sizeof(buf), "%*.*f", width, decimals, v);
+    if (static_cast<int>(strlen(buf)) <= width) return buf;
+  }
+  snprintf(buf, sizeof(buf), "%*.0e", width, v);
+  return buf;
+}
+
+struct RankBuffers {
+  int rank = 0;
+  char* send = nullptr;
+  char* recv = nullptr;
+  char* expected = nullptr;
+};
+
+class Runner {
+ public:
+  Runner(const Options& o, const Collective& c, Backend& b, bool printer)
+      : opt_(o), coll_(c), backend_(b), printer_(printer), nranks_(b.nranks()) {}
+
+  ~Runner() {
+    for (auto& r : ranks_) {
+      free(r.send);
+      free(r.recv);
+      free(r.expected);
+    }
+  }
+
+  int run() {
+    printDevices();
+    allocate();
+    std::vector<int> types, ops, roots;
+    for (int i = 0; i < kNumTypes; ++i)
+      if (opt_.datatype == "all" || opt_.datatype == kTypeNames[i]) types.push_back(i);
+    if (types.empty()) {
+      if (printer_) printf("# Invalid datatype '%s', using float\n", opt_.datatype.c_str());
+      types.push_back(kFloatIndex);
+    }
+    if (coll_.usesOp) {
+      for (int i = 0; i < kNumOps; ++i)
+        if (opt_.op == "all" || opt_.op == kOpNames[i]) ops.push_back(kOps[i]);
+      if (ops.empty()) {
+        if (printer_) printf("# Invalid op '%s', using sum\n", opt_.op.c_str());
+        ops.push_back(ncclSum);
+      }
+    } else {
+      ops.push_back(-1);
+    }
+    if (coll_.usesRoot && (opt_.root >= nranks_ || opt_.root < -1)) {
+      if (printer_) fprintf(stderr, "invalid root %d for %d ranks\n", opt_.root, nranks_);
+      return 6;
+    }
+    if (coll_.usesRoot && opt_.root == -1) {
+      for (int r = 0; r < nranks_; ++r) roots.push_back(r);
+    } else {
+      roots.push_back(coll_.usesRoot ? opt_.root : -1);
+    }
+
+    printHeader();
+    for (int cycle = 0; opt_.runCycles == 0 || cycle < opt_.runCycles; ++cycle) {
+      for (int t : types)
+        for (int o : ops)
+          for (int root : roots)
+            if (backend_.supports(coll_, kTypes[t], o)) sweep(t, o, root);
+    }
+    double avgBw = cells_ ? bwSum_ / cells_ : 0;
+    double wrongCells = backend_.combine(static_cast<double>(wrongCells_), Combine::kSum);
+    if (printer_) {
+      printf("# Out of bounds values : %.0f %s\n", wrongCells, wrongCells == 0 ? "OK" : "FAILED");
+      printf("# Avg bus bandwidth    : %g \n", avgBw);
+      printf("#\n# Collective test concluded: %s_perf\n#\n\n", coll_.name);
+      fflush(stdout);
+    }
+    barrier();
+    return wrongCells == 0 ? 0 : 7;
+  }
+
+ private:
+  void barrier() { (void)backend_.combine(0, Combine::kSum); }
+
+  // Buffers big enough for the largest size of any type.
+  void allocate() {
+    size_t maxElems = 0, maxRecv = 0;
+    for (ncclDataType_t t : kTypes) {
+      Counts c = coll_.counts(opt_.maxBytes, nranks_, typeSize(t));
+      maxElems = std::max({maxElems, c.sendCount * typeSize(t), c.recvCount * typeSize(t)});
+      maxRecv = std::max(maxRecv, c.recvCount * typeSize(t));
+    }
+    const size_t pad = 8 * static_cast<size_t>(opt_.unalign) + 64;
+    auto page = [](size_t bytes) { return static_cast<char*>(aligned_alloc(4096, (bytes + 4095) & ~size_t{4095})); };
+    for (int rank : backend_.localRanks()) {
+      RankBuffers r;
+      r.rank = rank;
+      r.send = page(maxElems + pad);
+      r.recv = page(maxElems + pad);
+      r.expected = page(maxRecv + pad);
+      memset(r.send, 0, maxElems + pad);
+      memset(r.recv, 0, maxElems + pad);
+      ranks_.push_back(r);
+    }
+  }
+
+  void printDevices() {
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    if (char* dot = strchr(host, '.')) *dot = 0;
+    std::vector<std::string> mine;
+    for (int rank : backend_.localRanks()) {
+      char line[256];
+      snprintf(line, sizeof(line), "#  Rank %2d Group  0 Pid %6d on %10s device %2d [host memory] %s", rank, getpid(),
+               host, -1, backend_.describe().c_str());
+      mine.push_back(line);
+    }
+    std::vector<std::string> all = backend_.gatherLines(mine);
+    if (!printer_) return;
+    printf("#\n# Using devices\n");
+    for (const auto& line : all) printf("%s\n", line.c_str());
+    printf("#\n");
+  }
+
+  void printHeader() {
+    if (!printer_) return;
+    const char* timeName = opt_.reportCpuTime ? "cputime" : "time";
+    printf("#\n");
+    printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
+           "", "");
+    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s%s\n", "size", "count", "type", "redop",
+           "root", timeName, "algbw", "busbw", "#wrong", timeName, "algbw", "busbw", "#wrong",
+           opt_.timestamps ? "  timestamp" : "");
+    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)", "(elements)", "", "", "",
+           "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+    fflush(stdout);
+  }
+
+  Pointers pointers(const RankBuffers& r, bool inPlace, const Counts& c, size_t e) const {
+    const size_t shift = static_cast<size_t>(opt_.unalign) * e;
+    if (!inPlace) return {r.send + shift, r.recv + shift};
+    char* base = r.recv + shift;
+    const size_t offset = c.paramCount * static_cast<size_t>(r.rank) * e;
+    switch (coll_.inPlace) {
+      case InPlace::kSendInsideRecv:
+        return {base + offset, base};
+      case InPlace::kRecvInsideSend:
+        return {base, base + offset};
+      default:
+        return {base, base};
+    }
+  }
+
+  void launchAll(int typeIndex, int op, int root, const Counts& c, bool inPlace) {
+    const ncclDataType_t type = kTypes[typeIndex];
+    std::vector<Pointers> ptrs;
+    for (const auto& r : ranks_) ptrs.push_back(pointers(r, inPlace, c, typeSize(type)));
+    backend_.launch(coll_, ptrs, c.paramCount, type, op, root < 0 ? 0 : root);
+  }
+
+  // Fills inputs and expected results. Recv regions start zeroed.
+  void prepare(int typeIndex, int op, int root, const Counts& c, bool inPlace, uint64_t seed) {
+    const ncclDataType_t type = kTypes[typeIndex];
+    const size_t e = typeSize(type);
+    for (auto& r : ranks_) {
+      Pointers p = pointers(r, inPlace, c, e);
+      memset(r.recv, 0, std::max(c.sendCount, c.recvCount) * e + 8 * static_cast<size_t>(opt_.unalign));
+      FillArgs a{r.rank, nranks_, root < 0 ? 0 : root,       op,        c.paramCount,
+                 type,   seed,    const_cast<char*>(p.send), r.expected};
+      if (!coll_.fill(a)) memcpy(r.expected, p.recv, c.recvCount * e);
+    }
+  }
+
+  size_t verify(int typeIndex, const Counts& c, bool inPlace) {
+    const ncclDataType_t type = kTypes[typeIndex];
+    size_t wrong = 0;
+    for (auto& r : ranks_) {
+      Pointers p = pointers(r, inPlace, c, typeSize(type));
+      wrong += countMismatches(p.recv, r.expected, c.recvCount, type);
+    }
+    return wrong;
+  }
+
+  // Times one half of a row; returns time in microseconds and the wrong count (-1 when unchecked).
+  void measure(int typeIndex, int op, int root, const Counts& c, bool inPlace, double* us, double* wrong) {
+    const bool check = opt_.check > 0 && (!inPlace || coll_.checksInPlace);
+    if (opt_.check > 0) prepare(typeIndex, op, root, c, inPlace, 99);
+    launchAll(typeIndex, op, root, c, inPlace);  // untimed
+    barrier();
+    auto start = std::chrono::steady_clock::now();
+    for (int it = 0; it < opt_.iters; ++it) {
+      if (opt_.aggIters > 1) backend_.aggregateStart();
+      for (int a = 0; a < opt_.aggIters; ++a) launchAll(typeIndex, op, root, c, inPlace);
+      if (opt_.aggIters > 1) backend_.aggregateEnd();
+      if (opt_.blocking == 1) barrier();
+    }
+    double local = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+                   (static_cast<double>(opt_.iters) * opt_.aggIters);
+    switch (opt_.average) {
+      case 0:
+        *us = local;
+        break;
+      case 2:
+        *us = backend_.combine(local, Combine::kMin);
+        break;
+      case 3:
+        *us = backend_.combine(local, Combine::kMax);
+        break;
+      default:
+        *us = backend_.combine(local, Combine::kSum) / nranks_;
+        break;
+    }
+    *wrong = -1;
+    if (!check) return;
+    double total = 0;
+    for (int k = 0; k < opt_.check; ++k) {
+      prepare(typeIndex, op, root, c, inPlace, seed_++);
+      launchAll(typeIndex, op, root, c, inPlace);
+      total = backend_.combine(static_cast<double>(verify(typeIndex, c, inPlace)), Combine::kSum);
+      if (total > 0) break;
+    }
+    *wrong = total;
+    if (total > 0) ++wrongCells_;
+  }
+
+  void sweep(int typeIndex, int op, int root) {
+    const size_t e = typeSize(kTypes[typeIndex]);
+    // Warm-up: every size of a doubling sweep, out of place.
+    for (size_t size = opt_.minBytes; size <= opt_.maxBytes; size = size ? size * 2 : 1) {
+      Counts c = coll_.counts(size, nranks_, e);
+      for (int w = 0; w < opt_.warmupIters; ++w) launchAll(typeIndex, op, root, c, false);
+      if (size == opt_.maxBytes || size == 0) break;
+    }
+    for (size_t size = opt_.minBytes; size <= opt_.maxBytes;) {
+      Counts c = coll_.counts(size, nranks_, e);
+      const size_t bytes = std::max(c.sendCount, c.recvCount) * e;
+      char head[128];
+      snprintf(head, sizeof(head), "%12zu  %12zu  %8s  %6s  %6d", bytes, c.paramCount, kTypeNames[typeIndex],
+               opName(op), root);
+      std::string row = head;
+      for (bool inPlace : {false, true}) {
+        double us = 0, wrong = 0;
+        measure(typeIndex, op, root, c, inPlace, &us, &wrong);
+        double algbw = us > 0 ? static_cast<double>(bytes) / us / 1e3 : 0;
+        double busbw = algbw * coll_.busFactor(nranks_);
+        bwSum_ += busbw;
+        ++cells_;
+        char half[128];
+        char wrongText[16];
+        if (wrong < 0)
+          snprintf(wrongText, sizeof(wrongText), "%6s", "N/A");
+        else
+          snprintf(wrongText, sizeof(wrongText), "%6g", wrong);
+        snprintf(half, sizeof(half), "  %s  %s  %s  %s", fit(us, 7).c_str(), fit(algbw, 6).c_str(),
+                 fit(busbw, 6).c_str(), wrongText);
+        row += half;
+      }
+      if (opt_.timestamps) {
+        char ts[64];
+        time_t now = time(nullptr);
+        strftime(ts, sizeof(ts), "  %Y-%m-%d %H:%M:%S", localtime(&now));
+        row += ts;
+      }
+      if (printer_) {
+        printf("%s\n", row.c_str());
+        fflush(stdout);
+      }
+      if (opt_.stepFactor > 1) {
+        size = size ? size * opt_.stepFactor : 1;
+      } else {
+        if (opt_.stepBytes == 0) break;
+        size += opt_.stepBytes;
+      }
+    }
+  }
+
+  const Options& opt_;
+  const Collective& coll_;
+  Backend& backend_;
+  bool printer_;
+  int nranks_;
+  std::vector<RankBuffers> ranks_;
+  uint64_t seed_ = 1000;
+  double bwSum_ = 0;
+  int cells_ = 0;
+  int wrongCells_ = 0;
+};
+
+}  // namespace
+
+void printPreamble(const char* firstLine, const char* program, const Options& o) {
+  printf("%s\n", firstLine);
+  printf("# Collective test starting: %s\n", program);
+  printf(
+      "# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d agg iters: %d "
+      "validation: %d graph: 0 unalign: %d\n",
+      o.nThreads, o.nGpus, o.minBytes, o.maxBytes, o.stepFactor > 1 ? o.stepFactor : o.stepBytes,
+      o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.aggIters, o.check, o.unalign);
+  if (o.blocking) printf("# Blocking Enabled: wait for completion and barrier after each collective \n");
+  for (const auto& flag : o.ignored) printf("# %s has no effect on host memory and is ignored\n", flag.c_str());
+  fflush(stdout);
+}
+
+int runSweep(const Options& options, const Collective& coll, Backend& backend, bool printer) {
+  return Runner(options, coll, backend, printer).run();
+}
+
+}  // namespace chorus::perf
