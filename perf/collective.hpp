@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "nccl.h"
 
@@ -69,6 +70,9 @@ extern const char* const kOpNames[kNumOps];
 extern const int kOps[kNumOps];
 /// "sum", ..., "mulsum", or "none" for -1.
 const char* opName(int op);
+
+/// The descriptor named "all_reduce", "all_gather", ...; null for an unknown name.
+const Collective* findCollective(const std::string& name);
 
 /// Runs a chorus perf tool for `coll` with nccl-tests' command line.
 int runPerfTool(int argc, char** argv, const Collective& coll);

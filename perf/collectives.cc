@@ -173,6 +173,14 @@ const ncclDataType_t kTypes[kNumTypes] = {ncclInt8,   ncclUint8,   ncclInt32,   
 const char* const kOpNames[kNumOps] = {"sum", "prod", "max", "min", "avg", "mulsum"};
 const int kOps[kNumOps] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg, kMulSum};
 
+const Collective* findCollective(const std::string& name) {
+  for (const Collective* c : {&kAllReduce, &kReduceScatter, &kAllGather, &kAlltoAll, &kBroadcast, &kReduce, &kGather,
+                              &kScatter, &kSendRecv}) {
+    if (name == c->name) return c;
+  }
+  return nullptr;
+}
+
 const char* opName(int op) {
   for (int i = 0; i < kNumOps; ++i)
     if (kOps[i] == op) return kOpNames[i];

@@ -1,0 +1,199 @@
+// The perf sweep on Open MPI: `mpirun -np N mpi_perf <collective> [nccl-tests flags]` prints the same table as
+// chorus's <collective>_perf, from the same runner (timing, data check, bus bandwidth). Which Open MPI transport
+// runs (vader shared memory, tcp, UCX) is chosen with mpirun's --mca options.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "perf/backend.hpp"
+#include "perf/options.hpp"
+
+namespace chorus::perf {
+namespace {
+
+MPI_Datatype mpiType(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8:
+      return MPI_INT8_T;
+    case ncclUint8:
+      return MPI_UINT8_T;
+    case ncclInt32:
+      return MPI_INT32_T;
+    case ncclUint32:
+      return MPI_UINT32_T;
+    case ncclInt64:
+      return MPI_INT64_T;
+    case ncclUint64:
+      return MPI_UINT64_T;
+    case ncclFloat32:
+      return MPI_FLOAT;
+    case ncclFloat64:
+      return MPI_DOUBLE;
+    default:
+      return MPI_DATATYPE_NULL;  // MPI has no fp16 / bf16
+  }
+}
+
+MPI_Op mpiOp(int op) {
+  switch (op) {
+    case ncclSum:
+      return MPI_SUM;
+    case ncclProd:
+      return MPI_PROD;
+    case ncclMax:
+      return MPI_MAX;
+    case ncclMin:
+      return MPI_MIN;
+    default:
+      return MPI_OP_NULL;  // no avg, no pre-multiplied sum
+  }
+}
+
+void check(int err, const char* what) {
+  if (err == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(err, text, &len);
+  fprintf(stderr, "mpi_perf: %s failed: %s\n", what, text);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+class MpiBackend final : public Backend {
+ public:
+  MpiBackend() {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    ranks_ = {rank_};
+  }
+  int nranks() const override { return size_; }
+  const std::vector<int>& localRanks() const override { return ranks_; }
+  std::string describe() const override { return "Open MPI"; }
+
+  double combine(double value, Combine how) override {
+    double out = 0;
+    MPI_Op op = how == Combine::kMin ? MPI_MIN : how == Combine::kMax ? MPI_MAX : MPI_SUM;
+    check(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, op, MPI_COMM_WORLD), "MPI_Allreduce");
+    return out;
+  }
+
+  std::vector<std::string> gatherLines(const std::vector<std::string>& mine) override {
+    constexpr int kLine = 192;
+    std::vector<char> in(kLine), out(static_cast<size_t>(kLine) * size_);
+    snprintf(in.data(), kLine, "%s", mine[0].c_str());
+    check(MPI_Allgather(in.data(), kLine, MPI_CHAR, out.data(), kLine, MPI_CHAR, MPI_COMM_WORLD), "MPI_Allgather");
+    std::vector<std::string> lines;
+    for (int r = 0; r < size_; ++r) lines.emplace_back(out.data() + static_cast<size_t>(r) * kLine);
+    return lines;
+  }
+
+  bool supports(const Collective& coll, ncclDataType_t type, int op) const override {
+    return mpiType(type) != MPI_DATATYPE_NULL && (!coll.usesOp || mpiOp(op) != MPI_OP_NULL);
+  }
+
+  void launch(const Collective& coll, const std::vector<Pointers>& ptrs, size_t count, ncclDataType_t type, int op,
+              int root) override {
+    const Pointers& p = ptrs[0];
+    const MPI_Datatype t = mpiType(type);
+    const int n = static_cast<int>(count);
+    const size_t bytes = count * typeBytes(type);
+    const bool inPlace = p.send == p.recv;
+    switch (coll.id) {
+      case CollId::kAllReduce:
+        check(MPI_Allreduce(inPlace ? MPI_IN_PLACE : p.send, p.recv, n, t, mpiOp(op), MPI_COMM_WORLD), "MPI_Allreduce");
+        break;
+      case CollId::kReduceScatter:
+        if (p.recv == p.send + bytes * rank_) {
+          // MPI's in-place result lands at the start of the buffer; NCCL's at the rank's block.
+          check(MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<char*>(p.send), n, t, mpiOp(op), MPI_COMM_WORLD),
+                "MPI_Reduce_scatter_block");
+          if (rank_ != 0) memmove(p.recv, p.send, bytes);
+        } else {
+          check(MPI_Reduce_scatter_block(p.send, p.recv, n, t, mpiOp(op), MPI_COMM_WORLD), "MPI_Reduce_scatter_block");
+        }
+        break;
+      case CollId::kAllGather:
+        check(
+            MPI_Allgather(p.send == p.recv + bytes * rank_ ? MPI_IN_PLACE : p.send, n, t, p.recv, n, t, MPI_COMM_WORLD),
+            "MPI_Allgather");
+        break;
+      case CollId::kAlltoAll:
+        check(MPI_Alltoall(inPlace ? MPI_IN_PLACE : p.send, n, t, p.recv, n, t, MPI_COMM_WORLD), "MPI_Alltoall");
+        break;
+      case CollId::kBroadcast:
+        // MPI_Bcast works in place; out of place the root first copies its input, as NCCL's semantics ask.
+        if (rank_ == root && !inPlace) memcpy(p.recv, p.send, bytes);
+        check(MPI_Bcast(p.recv, n, t, root, MPI_COMM_WORLD), "MPI_Bcast");
+        break;
+      case CollId::kReduce:
+        check(
+            MPI_Reduce(inPlace && rank_ == root ? MPI_IN_PLACE : p.send, p.recv, n, t, mpiOp(op), root, MPI_COMM_WORLD),
+            "MPI_Reduce");
+        break;
+      case CollId::kGather:
+        check(MPI_Gather(rank_ == root && p.send == p.recv + bytes * rank_ ? MPI_IN_PLACE : p.send, n, t, p.recv, n, t,
+                         root, MPI_COMM_WORLD),
+              "MPI_Gather");
+        break;
+      case CollId::kScatter:
+        check(MPI_Scatter(p.send, n, t, rank_ == root && p.recv == p.send + bytes * rank_ ? MPI_IN_PLACE : p.recv, n, t,
+                          root, MPI_COMM_WORLD),
+              "MPI_Scatter");
+        break;
+      case CollId::kSendRecv:
+        check(MPI_Sendrecv(p.send, n, t, (rank_ + 1) % size_, 0, p.recv, n, t, (rank_ - 1 + size_) % size_, 0,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+        break;
+    }
+  }
+
+ private:
+  static size_t typeBytes(ncclDataType_t t) {
+    int size = 0;
+    MPI_Type_size(mpiType(t), &size);
+    return static_cast<size_t>(size);
+  }
+
+  int rank_ = 0, size_ = 1;
+  std::vector<int> ranks_;
+};
+
+}  // namespace
+}  // namespace chorus::perf
+
+int main(int argc, char** argv) {
+  using namespace chorus::perf;
+  MPI_Init(&argc, &argv);
+  const Collective* coll = argc > 1 ? findCollective(argv[1]) : nullptr;
+  if (!coll) {
+    fprintf(stderr,
+            "usage: mpirun -np N %s <all_reduce|reduce_scatter|all_gather|alltoall|broadcast|reduce|gather|"
+            "scatter|sendrecv> [nccl-tests flags]\n",
+            argv[0]);
+    MPI_Finalize();
+    return 6;
+  }
+  Options options;
+  int code = parseOptions(argc - 1, argv + 1, &options);
+  if (code >= 0) {
+    MPI_Finalize();
+    return code;
+  }
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  MpiBackend backend;
+  const bool printer = backend.localRanks()[0] == 0;
+  if (printer) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    if (char* comma = strchr(version, ',')) *comma = '\0';
+    char first[320];
+    snprintf(first, sizeof(first), "# baseline: %s", version);
+    printPreamble(first, (std::string("mpi_perf ") + coll->name).c_str(), options);
+  }
+  code = runSweep(options, *coll, backend, printer);
+  MPI_Finalize();
+  return code;
+}
