@@ -194,7 +194,8 @@ TEST_P(PlanSimulator, EveryAlgorithmDeliversTheExactResultWithoutDeadlock) {
         plans[r] = a.generate(shape);
         bufs[r].scratch.resize(plans[r].scratchBytes / sizeof(int32_t) + 1);
         execs.push_back(std::make_unique<engine::Execution>(
-            r, a.name, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
+            r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
+        execs.back()->reset(a.name, 0);
         engine::Binding b{bufs[r].send.data(), bufs[r].recv.data(), bufs[r].scratch.data(),
                           kernels::reduceFunction(DataType::kInt32, RedOpKind::kSum), sizeof(int32_t)};
         execs.back()->append(plans[r], b);
@@ -223,7 +224,7 @@ TEST_P(PlanSimulator, SendRecvRingInOneGroup) {
     for (size_t i = 0; i < count; ++i) bufs[r].send[i] = value(r, i);
     bufs[r].recv.assign(count, -1);
     execs.push_back(std::make_unique<engine::Execution>(
-        r, "sendrecv", [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
+        r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
     engine::Binding b{bufs[r].send.data(), bufs[r].recv.data(), nullptr, nullptr, sizeof(int32_t)};
     execs.back()->append(send->generate({CollType::kSend, n, r, count, 4, (r + 1) % n, {}, {}, {}, {}}), b);
     execs.back()->append(recv->generate({CollType::kRecv, n, r, count, 4, (r - 1 + n) % n, {}, {}, {}, {}}), b);

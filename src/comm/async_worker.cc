@@ -16,6 +16,7 @@ Request AsyncWorker::submit(std::function<Status()> work) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back({std::move(work), state});
+    used_.store(true, std::memory_order_release);
     if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
   }
   cv_.notify_all();
@@ -23,6 +24,7 @@ Request AsyncWorker::submit(std::function<Status()> work) {
 }
 
 void AsyncWorker::drain() {
+  if (!used_.load(std::memory_order_acquire)) return;
   std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }

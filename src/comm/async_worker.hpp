@@ -1,6 +1,7 @@
 // The thread behind a communicator's *Async calls: runs submitted work in order and completes Requests.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -40,6 +41,7 @@ class AsyncWorker {
   std::condition_variable cv_;
   std::deque<Item> queue_;
   bool busy_ = false;
+  std::atomic<bool> used_{false};  // lets drain() skip the lock for communicators that never went async
   bool stopping_ = false;
   Status firstError_;
   std::thread thread_;

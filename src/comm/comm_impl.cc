@@ -50,7 +50,7 @@ size_t fifoBytesFor(int64_t configured, int nranks) {
 
 // A connection from a rank to itself (send/recv to self): one FIFO that is both ends.
 std::unique_ptr<Connection> selfConnection(int rank, size_t fifoBytes, bool direct) {
-  std::shared_ptr<void> memory(aligned_alloc(64, transport::Fifo::bytesFor(fifoBytes)), free);
+  std::shared_ptr<void> memory(transport::Fifo::allocate(transport::Fifo::bytesFor(fifoBytes)), free);
   transport::Fifo fifo(memory.get(), fifoBytes, true);
   return std::make_unique<transport::FifoConnection>(
       memory, fifo, fifo, rank, 0, "self",
@@ -165,78 +165,94 @@ std::byte* CommImpl::scratch(size_t bytes) {
   return scratch_.data();
 }
 
-Status CommImpl::prepare(std::vector<Operation> ops, Prepared* out) {
+const algo::Plan& CommImpl::plan(const algo::CollShape& shape) {
+  auto key = std::make_tuple(static_cast<int>(shape.type), shape.count, shape.elemSize, shape.root);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+  if (plans_.size() >= 256) plans_.clear();  // bounded: a sweep over many sizes must not grow without end
+  return plans_.emplace(key, algo::findAlgorithm(shape.type)->generate(shape)).first->second;
+}
+
+Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** out) {
   if (!initialized_) return invalidUsage("communicator is not initialized");
   if (aborted_) return invalidUsage("communicator was aborted");
-  std::string what = algo::collName(ops.front().type);
-  if (ops.size() > 1) what = "group of " + std::to_string(ops.size()) + " operations starting with " + what;
-  what += " #" + std::to_string(++sequence_);
-  out->execution = std::make_unique<engine::Execution>(
-      rank_, what, [this](int peer) { return connection(peer); }, &aborted_);
-  out->execution->setSpinIterations(spinIterations_);
+  if (!execution_) {
+    execution_ = std::make_unique<engine::Execution>(
+        rank_, [this](int peer) { return connection(peer); }, &aborted_);
+    execution_->setSpinIterations(spinIterations_);
+  }
+  execution_->reset(algo::collName(ops.front().type), ++sequence_, ops.size());
 
-  // Plans first, to size one scratch area for the whole call.
-  std::vector<algo::Plan> plans;
-  std::vector<size_t> scratchOffsets, premulOffsets;
+  // Plans first, to size one scratch area for the whole call. AlltoAllv plans depend on the counts: not cached.
+  std::vector<algo::Plan> uncached;
+  uncached.reserve(ops.size());
+  std::vector<const algo::Plan*> plans;
+  std::vector<size_t> offsets;  // per op: scratch of its plan, then its pre-multiplied input
   size_t scratchTotal = 0;
   for (const Operation& op : ops) {
     algo::CollShape shape{op.type, nranks_,       rank_,         op.count,      dataTypeSize(op.dtype),
                           op.root, op.sendCounts, op.sendDispls, op.recvCounts, op.recvDispls};
-    const algo::Algorithm* a = algo::findAlgorithm(op.type);
-    if (!a) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
-    plans.push_back(a->generate(shape));
-    scratchOffsets.push_back(scratchTotal);
-    scratchTotal += (plans.back().scratchBytes + 63) & ~size_t{63};
+    if (!algo::findAlgorithm(op.type)) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
+    if (op.type == algo::CollType::kAlltoAllv) {
+      uncached.push_back(algo::findAlgorithm(op.type)->generate(shape));
+      plans.push_back(&uncached.back());
+    } else {
+      plans.push_back(&plan(shape));
+    }
+    offsets.push_back(scratchTotal);
+    scratchTotal += (plans.back()->scratchBytes + 63) & ~size_t{63};
     // PreMulSum scales this rank's input into scratch before the reduction starts.
     size_t premul = op.op.kind == RedOpKind::kPreMulSum ? reductionInputCount(op, rank_, nranks_) : 0;
-    premulOffsets.push_back(scratchTotal);
+    offsets.push_back(scratchTotal);
     scratchTotal += (premul * dataTypeSize(op.dtype) + 63) & ~size_t{63};
   }
   std::byte* base = scratch(scratchTotal);
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
-    engine::Binding b{op.send, op.recv, base + scratchOffsets[i], kernels::reduceFunction(op.dtype, op.op.kind),
+    engine::Binding b{op.send, op.recv, base + offsets[2 * i], kernels::reduceFunction(op.dtype, op.op.kind),
                       dataTypeSize(op.dtype)};
     size_t premul = op.op.kind == RedOpKind::kPreMulSum ? reductionInputCount(op, rank_, nranks_) : 0;
     if (premul > 0) {
-      kernels::scale(base + premulOffsets[i], op.send, premul, op.dtype, op.op.scalar);
-      b.send = base + premulOffsets[i];
+      kernels::scale(base + offsets[2 * i + 1], op.send, premul, op.dtype, op.op.scalar);
+      b.send = base + offsets[2 * i + 1];
     }
-    out->execution->append(plans[i], b);
+    execution_->append(*plans[i], b);
   }
-  out->ops = std::move(ops);
+  *out = execution_.get();
   return Status::ok();
 }
 
-void CommImpl::complete(Prepared& prepared) {
-  for (const Operation& op : prepared.ops) {
+void CommImpl::complete(const std::vector<Operation>& ops) {
+  for (const Operation& op : ops) {
     if (op.op.kind != RedOpKind::kAvg) continue;
     size_t n = reductionOutputCount(op, rank_, nranks_);
     if (n > 0) kernels::divide(op.recv, n, op.dtype, nranks_);
   }
 }
 
-Status CommImpl::execute(std::vector<Operation> ops) {
-  worker_.drain();
+Status CommImpl::runLocked(const std::vector<Operation>& ops) {
   log::RankScope scope(rank_);
-  std::lock_guard<std::mutex> lock(executionMutex_);
-  Prepared prepared;
-  CHORUS_TRY(prepare(std::move(ops), &prepared));
-  CHORUS_TRY(engine::run({prepared.execution.get()}));
-  complete(prepared);
+  engine::Execution* execution = nullptr;
+  CHORUS_TRY(prepare(ops, &execution));
+  CHORUS_TRY(engine::run(std::span<engine::Execution* const>(&execution, 1)));
+  complete(ops);
   return Status::ok();
+}
+
+Status CommImpl::execute(Operation op) {
+  worker_.drain();
+  std::lock_guard<std::mutex> lock(executionMutex_);
+  single_.clear();
+  single_.push_back(std::move(op));
+  return runLocked(single_);
 }
 
 Request CommImpl::submit(Operation op) {
   return worker_.submit([this, op]() mutable {
-    log::RankScope scope(rank_);
+    std::vector<Operation> ops;
+    ops.push_back(std::move(op));
     std::lock_guard<std::mutex> lock(executionMutex_);
-    Prepared prepared;
-    std::vector<Operation> ops{std::move(op)};
-    CHORUS_TRY(prepare(std::move(ops), &prepared));
-    CHORUS_TRY(engine::run({prepared.execution.get()}));
-    complete(prepared);
-    return Status::ok();
+    return runLocked(ops);
   });
 }
 

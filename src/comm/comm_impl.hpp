@@ -4,8 +4,10 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
@@ -28,18 +30,14 @@ class CommImpl {
   int rank() const { return rank_; }
   int size() const { return nranks_; }
 
-  /// Operations of one call or one group, turned into an Execution ready for engine::run.
-  struct Prepared {
-    std::unique_ptr<engine::Execution> execution;
-    std::vector<Operation> ops;
-  };
-  /// Builds the execution for `ops` (validated already). Must be followed by complete().
-  Status prepare(std::vector<Operation> ops, Prepared* out);
+  /// Binds `ops` (validated already) to this communicator's Execution, ready for engine::run. The caller holds
+  /// executionMutex() from here until complete() returns.
+  Status prepare(const std::vector<Operation>& ops, engine::Execution** out);
   /// Post-processing after the engine finished (avg division).
-  void complete(Prepared& prepared);
+  void complete(const std::vector<Operation>& ops);
 
-  /// Runs `ops` in the calling thread, after any queued async work.
-  Status execute(std::vector<Operation> ops);
+  /// Runs one operation in the calling thread, after any queued async work.
+  Status execute(Operation op);
   Request submit(Operation op);
 
   /// Collective split over this communicator (see Communicator::split).
@@ -57,6 +55,10 @@ class CommImpl {
   Status connectPeers();
   transport::Connection* connection(int peer) { return connections_[peer].get(); }
   std::byte* scratch(size_t bytes);
+  /// The plan of `shape`, generated once and kept (plans depend only on the shape, not on the buffers).
+  const algo::Plan& plan(const algo::CollShape& shape);
+  /// Runs `ops`; the caller holds executionMutex_.
+  Status runLocked(const std::vector<Operation>& ops);
 
   int rank_ = 0;
   int nranks_ = 0;
@@ -70,7 +72,10 @@ class CommImpl {
   int splits_ = 0;
   int64_t spinIterations_ = 0;  // CHORUS_SPIN, or a short spin when this host has more ranks than cores
   std::mutex executionMutex_;
-  std::vector<std::byte, std::allocator<std::byte>> scratch_;
+  std::vector<std::byte> scratch_;
+  std::unique_ptr<engine::Execution> execution_;                      // reused call after call
+  std::vector<Operation> single_;                                     // the one-operation list of execute(), reused
+  std::map<std::tuple<int, size_t, size_t, int>, algo::Plan> plans_;  // (collective, count, element size, root)
   AsyncWorker worker_;
 };
 

@@ -102,9 +102,7 @@ Status run(CommImpl& impl, Operation op) {
     group::deferOperation(&impl, std::move(op));
     return Status::ok();
   }
-  std::vector<Operation> ops;
-  ops.push_back(std::move(op));
-  return impl.execute(std::move(ops));
+  return impl.execute(std::move(op));
 }
 
 Request runAsync(CommImpl& impl, Operation op) {

@@ -45,15 +45,11 @@ Status runOperations(std::vector<std::pair<CommImpl*, Operation>>& queued) {
   std::vector<std::unique_lock<std::mutex>> locks;
   for (CommImpl* c : lockOrder) locks.emplace_back(c->executionMutex());
 
-  std::vector<CommImpl::Prepared> prepared(comms.size());
-  std::vector<engine::Execution*> executions;
-  for (size_t i = 0; i < comms.size(); ++i) {
-    CHORUS_TRY(comms[i]->prepare(std::move(byComm[comms[i]]), &prepared[i]));
-    executions.push_back(prepared[i].execution.get());
-  }
+  std::vector<engine::Execution*> executions(comms.size());
+  for (size_t i = 0; i < comms.size(); ++i) CHORUS_TRY(comms[i]->prepare(byComm[comms[i]], &executions[i]));
   log::RankScope scope(comms.size() == 1 ? comms[0]->rank() : -1);
   CHORUS_TRY(engine::run(executions));
-  for (size_t i = 0; i < comms.size(); ++i) comms[i]->complete(prepared[i]);
+  for (size_t i = 0; i < comms.size(); ++i) comms[i]->complete(byComm[comms[i]]);
   return Status::ok();
 }
 

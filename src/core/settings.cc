@@ -1,6 +1,7 @@
 #include "core/settings.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -71,20 +72,22 @@ Settings parse() {
 }
 
 std::mutex gMutex;
-Settings* gSettings = nullptr;
+std::atomic<Settings*> gSettings{nullptr};
 
 }  // namespace
 
 const Settings& settings() {
+  // Read on every collective: lock-free once parsed.
+  if (Settings* s = gSettings.load(std::memory_order_acquire)) return *s;
   std::lock_guard<std::mutex> lock(gMutex);
-  if (!gSettings) gSettings = new Settings(parse());
-  return *gSettings;
+  if (!gSettings.load()) gSettings.store(new Settings(parse()), std::memory_order_release);
+  return *gSettings.load();
 }
 
 void reloadSettings() {
   std::lock_guard<std::mutex> lock(gMutex);
   // The old object is leaked on purpose: other threads may still hold references to it.
-  gSettings = new Settings(parse());
+  gSettings.store(new Settings(parse()), std::memory_order_release);
 }
 
 const std::vector<SettingDoc>& settingDocs() { return kDocs; }

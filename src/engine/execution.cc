@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "core/deadline.hpp"
@@ -40,14 +41,34 @@ bool isRecv(StepKind k) { return k == StepKind::kRecv || k == StepKind::kRecvRed
 
 }  // namespace
 
-Execution::Execution(int rank, std::string description, std::function<transport::Connection*(int)> connection,
+Execution::Execution(int rank, std::function<transport::Connection*(int)> connection,
                      const std::atomic<bool>* abortFlag)
     : rank_(rank),
-      description_(std::move(description)),
       connection_(std::move(connection)),
       abortFlag_(abortFlag),
       spinIterations_(settings().spinIterations > 0 ? settings().spinIterations : 20000),
       directThreshold_(static_cast<size_t>(settings().directThreshold)) {}
+
+void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
+  what_ = what;
+  sequence_ = sequence;
+  operations_ = operations;
+  work_.clear();
+  locals_.clear();
+  for (auto& [peer, q] : peers_) {
+    q.sends.clear();
+    q.recvs.clear();
+    q.nextSend = q.nextRecv = 0;
+  }
+  remaining_ = 0;
+  drained_ = true;
+}
+
+std::string Execution::description() const {
+  std::string text = what_;
+  if (operations_ > 1) text = "group of " + std::to_string(operations_) + " operations starting with " + text;
+  return text + " #" + std::to_string(sequence_);
+}
 
 Execution::PeerQueues& Execution::queues(int peer) {
   for (auto& [p, q] : peers_)
@@ -304,13 +325,14 @@ std::string Execution::pendingPeers() const {
   return out.empty() ? "none" : out;
 }
 
-Status run(const std::vector<Execution*>& executions) {
+Status run(std::span<Execution* const> executions) {
   const Settings& cfg = settings();
-  const Deadline deadline = Deadline::after(cfg.timeoutSeconds);
   int64_t spin = executions.empty() ? 0 : executions[0]->spinIterations();
   for (const Execution* e : executions) spin = std::min(spin, e->spinIterations());
-  auto lastLiveness = std::chrono::steady_clock::now();
-  auto idleSince = lastLiveness;
+  // Clocks are read only once a wait outlasts the spin: the fast path makes no system call. The deadline counts
+  // from the first such wait.
+  std::optional<Deadline> deadline;
+  std::chrono::steady_clock::time_point lastLiveness, idleSince;
   int64_t idle = 0;
   std::vector<pollfd> pollFds;
   auto fail = [](const Execution* e, const Status& st) {
@@ -334,7 +356,13 @@ Status run(const std::vector<Execution*>& executions) {
       continue;
     }
     if (++idle < spin) continue;
-    if (idle == spin) idleSince = std::chrono::steady_clock::now();
+    if (idle == spin) {
+      idleSince = std::chrono::steady_clock::now();
+      if (!deadline) {
+        deadline = Deadline::after(cfg.timeoutSeconds);
+        lastLiveness = idleSince;
+      }
+    }
     // Past the spin: sleep in poll() when everything we wait for is a socket, else yield so that oversubscribed
     // ranks (more ranks than cores) get the core.
     if ((idle & 63) != 0) {
@@ -359,7 +387,7 @@ Status run(const std::vector<Execution*>& executions) {
         if (!st.isOk()) return fail(e, st);
       }
     }
-    if (deadline.expired()) {
+    if (deadline->expired()) {
       for (Execution* e : executions) {
         if (!e->done()) {
           return fail(e, timeoutError("timed out after " + std::to_string(static_cast<int>(cfg.timeoutSeconds)) +

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,12 @@ struct Binding {
 
 class Execution {
  public:
-  /// `connection(peer)` returns the connection to a peer (may be called once per peer).
-  Execution(int rank, std::string description, std::function<transport::Connection*(int)> connection,
-            const std::atomic<bool>* abortFlag);
+  /// `connection(peer)` returns the connection to a peer (called once per peer and kept).
+  Execution(int rank, std::function<transport::Connection*(int)> connection, const std::atomic<bool>* abortFlag);
+
+  /// Forgets the previous call's steps (keeping the memory and the peers' connections) for operation number
+  /// `sequence` named `what` (a group of `operations` when more than one). Nothing is formatted unless needed.
+  void reset(const char* what, uint64_t sequence, size_t operations = 1);
 
   /// Appends a plan bound to `binding`. Plans appended later use each peer stream after the earlier ones.
   void append(const algo::Plan& plan, const Binding& binding);
@@ -42,7 +46,8 @@ class Execution {
   bool addPollFds(std::vector<pollfd>* fds);
   /// "rank 3 (recv), rank 1 (send)": who this execution still waits for.
   std::string pendingPeers() const;
-  const std::string& description() const { return description_; }
+  /// "AllReduce #12", for error messages.
+  std::string description() const;
   /// Polls before a waiting rank starts yielding its core (small when ranks outnumber cores).
   void setSpinIterations(int64_t spins) { spinIterations_ = spins; }
   int64_t spinIterations() const { return spinIterations_; }
@@ -79,7 +84,9 @@ class Execution {
   PeerQueues& queues(int peer);
 
   int rank_;
-  std::string description_;
+  const char* what_ = "plan";
+  uint64_t sequence_ = 0;
+  size_t operations_ = 1;
   std::function<transport::Connection*(int)> connection_;
   const std::atomic<bool>* abortFlag_;
   std::vector<Work> work_;
@@ -94,6 +101,6 @@ class Execution {
 
 /// Runs the executions until all are done, an error occurs, `deadline` seconds pass or an abort flag is raised.
 /// The error names the operation and the ranks that did not arrive.
-Status run(const std::vector<Execution*>& executions);
+Status run(std::span<Execution* const> executions);
 
 }  // namespace chorus::engine

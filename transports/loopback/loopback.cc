@@ -66,7 +66,7 @@ class LoopbackTransport final : public Transport {
     auto pair = std::make_shared<PairMemory>();
     pair->fifoBytes = ctx.fifoBytes;
     const size_t one = Fifo::bytesFor(ctx.fifoBytes);
-    pair->memory = aligned_alloc(64, 2 * one);
+    pair->memory = Fifo::allocate(2 * one);
     Fifo(pair->memory, ctx.fifoBytes, true);
     Fifo(static_cast<std::byte*>(pair->memory) + one, ctx.fifoBytes, true);
     r.pending[key] = pair;

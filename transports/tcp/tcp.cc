@@ -32,7 +32,7 @@ struct Hello {
 class TcpConnection final : public Connection {
  public:
   TcpConnection(std::vector<int> fds, size_t fifoBytes, int peerRank)
-      : fds_(std::move(fds)), peerRank_(peerRank), memory_(aligned_alloc(64, 2 * Fifo::bytesFor(fifoBytes))) {
+      : fds_(std::move(fds)), peerRank_(peerRank), memory_(Fifo::allocate(2 * Fifo::bytesFor(fifoBytes))) {
     out_ = Fifo(memory_, fifoBytes, true);
     in_ = Fifo(static_cast<std::byte*>(memory_) + Fifo::bytesFor(fifoBytes), fifoBytes, true);
     for (size_t k = 0; k < fds_.size(); ++k) {
