@@ -123,6 +123,33 @@ TEST(ThreadCommunicator, DirectTransfersGiveTheSameResults) {
   }
 }
 
+// Every AllReduce algorithm, forced through CHORUS_ALGO, over the whole type x op x size table.
+TEST(ThreadCommunicator, EveryAllReduceAlgorithmGivesTheSameResults) {
+  for (const char* algorithm : {"ring", "one_shot"}) {
+    ScopedSettings forced(std::vector<std::pair<std::string, std::string>>{{"CHORUS_ALGO", algorithm}});
+    const int nranks = 3;
+    std::vector<std::unique_ptr<Communicator>> comms;
+    ASSERT_TRUE(Communicator::createLocal(nranks, &comms).isOk());
+    const std::vector<Case> cases = casesFor(algo::CollType::kAllReduce, nranks);
+    std::vector<std::string> failures(nranks);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < nranks; ++r) {
+      threads.emplace_back([&, r] {
+        for (const Case& c : cases) {
+          std::string error = runCase(*comms[r], c);
+          if (!error.empty()) {
+            failures[r] = std::string(algorithm) + ": " + error;
+            comms[r]->abort();
+            return;
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& f : failures) EXPECT_EQ(f, "");
+  }
+}
+
 TEST(ThreadCommunicator, AsyncRequestsCompleteInOrder) {
   std::vector<std::unique_ptr<Communicator>> comms;
   ASSERT_TRUE(Communicator::createLocal(3, &comms).isOk());

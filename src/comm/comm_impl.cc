@@ -12,6 +12,7 @@
 #include "core/settings.hpp"
 #include "kernels/reduce.hpp"
 #include "transports/fifo_connection.hpp"
+#include "tuner/choice.hpp"
 
 namespace chorus {
 
@@ -170,7 +171,7 @@ const algo::Plan& CommImpl::plan(const algo::CollShape& shape) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   if (plans_.size() >= 256) plans_.clear();  // bounded: a sweep over many sizes must not grow without end
-  return plans_.emplace(key, algo::findAlgorithm(shape.type)->generate(shape)).first->second;
+  return plans_.emplace(key, tuner::choose(shape)->generate(shape)).first->second;
 }
 
 Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** out) {
@@ -192,9 +193,9 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   for (const Operation& op : ops) {
     algo::CollShape shape{op.type, nranks_,       rank_,         op.count,      dataTypeSize(op.dtype),
                           op.root, op.sendCounts, op.sendDispls, op.recvCounts, op.recvDispls};
-    if (!algo::findAlgorithm(op.type)) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
+    if (!tuner::choose(shape)) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
     if (op.type == algo::CollType::kAlltoAllv) {
-      uncached.push_back(algo::findAlgorithm(op.type)->generate(shape));
+      uncached.push_back(tuner::choose(shape)->generate(shape));
       plans.push_back(&uncached.back());
     } else {
       plans.push_back(&plan(shape));

@@ -24,6 +24,7 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_DIRECT_THRESHOLD", "", "1048576",
      "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off"},
     {"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
+    {"CHORUS_ALGO", "", "", "comma list of algorithm names to use where a collective has them (e.g. ring,one_shot)"},
     {"CHORUS_SPIN", "", "auto",
      "polls before a waiting rank yields its core (auto: 20000, or 64 when ranks outnumber cores)"},
 };
@@ -65,9 +66,11 @@ Settings parse() {
   s.tcpSockets = integer("CHORUS_TCP_SOCKETS", 2);
   s.socketIfAddr = str("CHORUS_SOCKET_ADDR", "", "");
   s.spinIterations = integer("CHORUS_SPIN", 0);
+  // 0 is a valid value here (direct transfers off), so this one is not read with integer().
   const char* direct = lookup("CHORUS_DIRECT_THRESHOLD", nullptr);
-  s.directThreshold =
-      direct && *direct ? std::max<int64_t>(0, strtoll(direct, nullptr, 0)) : 65536;  // 0: chosen per communicator
+  s.directThreshold = direct && *direct ? std::max<int64_t>(0, strtoll(direct, nullptr, 0)) : int64_t{1} << 20;
+  s.shmCma = integer("CHORUS_SHM_CMA", 0) > 0;
+  s.algorithm = str("CHORUS_ALGO", "", "");
   return s;
 }
 

@@ -24,6 +24,7 @@ struct Settings {
   int64_t spinIterations = 0;       // CHORUS_SPIN
   int64_t directThreshold = 0;      // CHORUS_DIRECT_THRESHOLD (0: direct transfers off)
   bool shmCma = false;              // CHORUS_SHM_CMA
+  std::string algorithm;            // CHORUS_ALGO
 };
 
 /// One documented setting, for chorus-info and the README.

@@ -164,6 +164,8 @@ Status Execution::advanceDirectRecv(Work& w, transport::Connection* c, bool* mov
     if (data.size() < kWireAlign) break;
     DirectDescriptor d;
     memcpy(&d, data.data(), sizeof(d));
+    // A reduction into bytes another step still produces waits until that step has finished them.
+    if (d.bytes <= w.bytes - w.wire && depLimit(w) < w.wire + d.bytes) break;
     if (d.bytes == 0 || d.bytes > w.bytes - w.wire) {
       return internalError("direct transfer from rank " + std::to_string(w.peer) + " announces " +
                            std::to_string(d.bytes) + " bytes where " + std::to_string(w.bytes - w.wire) +
@@ -262,7 +264,11 @@ Status Execution::advance(bool* moved) {
   for (int index : locals_) {
     Work& w = work_[index];
     if (w.complete || (w.dep >= 0 && !work_[w.dep].complete)) continue;
-    if (w.dst != w.src && w.bytes > 0) memmove(w.dst, w.src, w.bytes);
+    if (w.kind == StepKind::kReduceLocal) {
+      w.reduce(w.dst, w.dst, w.src, w.bytes / w.elemSize);
+    } else if (w.dst != w.src && w.bytes > 0) {
+      memmove(w.dst, w.src, w.bytes);
+    }
     finish(w);
     *moved = true;
   }

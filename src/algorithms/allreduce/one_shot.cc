@@ -1,0 +1,37 @@
+// One-shot AllReduce for small messages: every rank sends its whole input to every peer in one round and folds
+// the n inputs itself, in rank order (so every rank computes the same bits). One latency instead of the ring's
+// 2(n-1), at the price of (n-1) times the data per rank.
+#include "algorithms/plan.hpp"
+
+namespace chorus::algo {
+namespace {
+
+Plan oneShotAllReduce(const CollShape& s) {
+  Plan p;
+  const int n = s.nranks, r = s.rank;
+  const size_t bytes = s.count * s.elemSize;
+  if (n == 1) {
+    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+    return p;
+  }
+  // The input goes to scratch first: in place, the result overwrites it while peers may still be reading.
+  p.scratchBytes = bytes;
+  const int own = p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kScratch, 0}, bytes});
+  for (int k = 1; k < n; ++k) p.add({StepKind::kSend, (r + k) % n, {BufferKind::kScratch, 0}, {}, bytes, own});
+  const Slice mine{BufferKind::kScratch, 0}, result{BufferKind::kRecv, 0};
+  int last =
+      r == 0 ? p.add({StepKind::kCopy, -1, mine, result, bytes, own}) : p.add({StepKind::kRecv, 0, {}, result, bytes});
+  for (int k = 1; k < n; ++k) {
+    if (k == r)
+      last = p.add({StepKind::kReduceLocal, -1, mine, result, bytes, last});
+    else
+      last = p.add({StepKind::kRecvReduce, k, result, result, bytes, last});
+  }
+  return p;
+}
+
+}  // namespace
+
+CHORUS_REGISTER_ALGORITHM(allreduce_one_shot, "one_shot", CollType::kAllReduce, oneShotAllReduce);
+
+}  // namespace chorus::algo
