@@ -35,13 +35,13 @@ struct Slice {
 };
 
 enum class StepKind : uint8_t {
-  kSend,        // send `bytes` from src to peer
-  kRecv,        // receive `bytes` from peer into dst
-  kRecvReduce,  // receive `bytes` from peer, dst = src (op) incoming
-  kCopy,        // local copy src -> dst
-  kReduceLocal, // local dst = dst (op) src
-  kSendSize,    // tell peer the byte count `bytes` (point-to-point matching check)
-  kRecvSize,    // expect peer's byte count to equal `bytes`
+  kSend,         // send `bytes` from src to peer
+  kRecv,         // receive `bytes` from peer into dst
+  kRecvReduce,   // receive `bytes` from peer, dst = src (op) incoming
+  kCopy,         // local copy src -> dst
+  kReduceLocal,  // local dst = dst (op) src
+  kSendSize,     // tell peer the byte count `bytes` (point-to-point matching check)
+  kRecvSize,     // expect peer's byte count to equal `bytes`
 };
 
 struct Step {
