@@ -73,7 +73,8 @@ class NcclBackend final : public Backend {
 
   void launch(const Collective& coll, const std::vector<Pointers>& p, size_t count, ncclDataType_t type, int op,
               int root) override {
-    std::vector<ncclRedOp_t> ops(comms_.size(), static_cast<ncclRedOp_t>(op < 0 ? ncclSum : op));
+    std::vector<ncclRedOp_t>& ops = ops_;  // a member: no allocation inside the timed loop
+    ops.assign(comms_.size(), static_cast<ncclRedOp_t>(op < 0 ? ncclSum : op));
     if (op == kMulSum) {
       for (size_t g = 0; g < comms_.size(); ++g) {
         char scalar[8];
@@ -129,6 +130,7 @@ class NcclBackend final : public Backend {
   int nranks_;
   std::vector<int> ranks_;
   std::vector<ncclComm_t> comms_;
+  std::vector<ncclRedOp_t> ops_;
 };
 
 }  // namespace

@@ -171,9 +171,9 @@ class Runner {
 
   void launchAll(int typeIndex, int op, int root, const Counts& c, bool inPlace) {
     const ncclDataType_t type = kTypes[typeIndex];
-    std::vector<Pointers> ptrs;
-    for (const auto& r : ranks_) ptrs.push_back(pointers(r, inPlace, c, typeSize(type)));
-    backend_.launch(coll_, ptrs, c.paramCount, type, op, root < 0 ? 0 : root);
+    ptrs_.clear();  // a member: no allocation inside the timed loop
+    for (const auto& r : ranks_) ptrs_.push_back(pointers(r, inPlace, c, typeSize(type)));
+    backend_.launch(coll_, ptrs_, c.paramCount, type, op, root < 0 ? 0 : root);
   }
 
   // Fills inputs and expected results. Recv regions start zeroed.
@@ -298,6 +298,7 @@ class Runner {
   bool printer_;
   int nranks_;
   std::vector<RankBuffers> ranks_;
+  std::vector<Pointers> ptrs_;
   uint64_t seed_ = 1000;
   double bwSum_ = 0;
   int cells_ = 0;

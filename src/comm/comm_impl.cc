@@ -185,10 +185,15 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   execution_->reset(algo::collName(ops.front().type), ++sequence_, ops.size());
 
   // Plans first, to size one scratch area for the whole call. AlltoAllv plans depend on the counts: not cached.
+  // AlltoAllv plans depend on the counts and are not cached; reserved up front so pointers to them stay valid.
   std::vector<algo::Plan> uncached;
-  uncached.reserve(ops.size());
-  std::vector<const algo::Plan*> plans;
-  std::vector<size_t> offsets;  // per op: scratch of its plan, then its pre-multiplied input
+  const auto variable =
+      std::count_if(ops.begin(), ops.end(), [](const Operation& op) { return op.type == algo::CollType::kAlltoAllv; });
+  if (variable > 0) uncached.reserve(static_cast<size_t>(variable));
+  std::vector<const algo::Plan*>& plans = planOfOp_;
+  std::vector<size_t>& offsets = scratchOffsets_;  // per op: scratch of its plan, then its pre-multiplied input
+  plans.clear();
+  offsets.clear();
   size_t scratchTotal = 0;
   for (const Operation& op : ops) {
     algo::CollShape shape{op.type, nranks_,       rank_,         op.count,      dataTypeSize(op.dtype),

@@ -73,8 +73,10 @@ class CommImpl {
   int64_t spinIterations_ = 0;  // CHORUS_SPIN, or a short spin when this host has more ranks than cores
   std::mutex executionMutex_;
   std::vector<std::byte> scratch_;
-  std::unique_ptr<engine::Execution> execution_;                      // reused call after call
-  std::vector<Operation> single_;                                     // the one-operation list of execute(), reused
+  std::unique_ptr<engine::Execution> execution_;  // reused call after call
+  std::vector<Operation> single_;                 // the one-operation list of execute(), reused
+  std::vector<const algo::Plan*> planOfOp_;       // prepare()'s working lists, reused
+  std::vector<size_t> scratchOffsets_;
   std::map<std::tuple<int, size_t, size_t, int>, algo::Plan> plans_;  // (collective, count, element size, root)
   AsyncWorker worker_;
 };

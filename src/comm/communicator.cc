@@ -98,6 +98,10 @@ namespace {
 Status run(CommImpl& impl, Operation op) {
   if (!impl.initialized()) return invalidUsage("communicator is not initialized (did its init fail?)");
   CHORUS_TRY(validate(op, impl.rank(), impl.size()));
+  // An empty collective moves nothing on any rank (NCCL treats count 0 as a no-op). Send/Recv still go through:
+  // their size check catches a peer that expects data.
+  const bool p2p = op.type == CollType::kSend || op.type == CollType::kRecv;
+  if (op.count == 0 && !p2p && op.type != CollType::kAlltoAllv) return Status::ok();
   if (group::active()) {
     group::deferOperation(&impl, std::move(op));
     return Status::ok();
