@@ -35,6 +35,28 @@ std::vector<Case> casesFor(algo::CollType coll, int nranks) {
   return cases;
 }
 
+// Runs `cases` on every rank, one thread each; a failing rank aborts its communicator so the others stop at once
+// instead of waiting for the timeout. Returns one message per rank ("" when it passed).
+std::vector<std::string> runOnThreads(std::vector<std::unique_ptr<Communicator>>& comms,
+                                      const std::vector<Case>& cases) {
+  std::vector<std::string> failures(comms.size());
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < comms.size(); ++r) {
+    threads.emplace_back([&, r] {
+      for (const Case& c : cases) {
+        std::string error = runCase(*comms[r], c);
+        if (!error.empty()) {
+          failures[r] = error;
+          comms[r]->abort();
+          return;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return failures;
+}
+
 class ThreadCollectives : public ::testing::TestWithParam<std::tuple<algo::CollType, int>> {};
 
 TEST_P(ThreadCollectives, EveryTypeOpSizeAndPlacement) {
@@ -42,22 +64,7 @@ TEST_P(ThreadCollectives, EveryTypeOpSizeAndPlacement) {
   std::vector<std::unique_ptr<Communicator>> comms;
   ASSERT_TRUE(Communicator::createLocal(nranks, &comms).isOk());
   const std::vector<Case> cases = casesFor(coll, nranks);
-  std::vector<std::string> failures(nranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; ++r) {
-    threads.emplace_back([&, r] {
-      for (const Case& c : cases) {
-        std::string error = runCase(*comms[r], c);
-        if (!error.empty()) {
-          failures[r] = error;
-          comms[r]->abort();  // let the other ranks fail fast instead of waiting for the timeout
-          return;
-        }
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (const auto& f : failures) EXPECT_EQ(f, "");
+  for (const auto& f : runOnThreads(comms, cases)) EXPECT_EQ(f, "");
 }
 
 std::string name(const ::testing::TestParamInfo<ThreadCollectives::ParamType>& info) {
@@ -104,22 +111,7 @@ TEST(ThreadCommunicator, DirectTransfersGiveTheSameResults) {
         }
       }
     }
-    std::vector<std::string> failures(nranks);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < nranks; ++r) {
-      threads.emplace_back([&, r] {
-        for (const Case& c : cases) {
-          std::string error = runCase(*comms[r], c);
-          if (!error.empty()) {
-            failures[r] = error;
-            comms[r]->abort();
-            return;
-          }
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-    for (const auto& f : failures) EXPECT_EQ(f, "");
+    for (const auto& f : runOnThreads(comms, cases)) EXPECT_EQ(f, "");
   }
 }
 
@@ -131,22 +123,7 @@ TEST(ThreadCommunicator, EveryAllReduceAlgorithmGivesTheSameResults) {
     std::vector<std::unique_ptr<Communicator>> comms;
     ASSERT_TRUE(Communicator::createLocal(nranks, &comms).isOk());
     const std::vector<Case> cases = casesFor(algo::CollType::kAllReduce, nranks);
-    std::vector<std::string> failures(nranks);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < nranks; ++r) {
-      threads.emplace_back([&, r] {
-        for (const Case& c : cases) {
-          std::string error = runCase(*comms[r], c);
-          if (!error.empty()) {
-            failures[r] = std::string(algorithm) + ": " + error;
-            comms[r]->abort();
-            return;
-          }
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-    for (const auto& f : failures) EXPECT_EQ(f, "");
+    for (const auto& f : runOnThreads(comms, cases)) EXPECT_EQ(f, "") << algorithm;
   }
 }
 
