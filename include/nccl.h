@@ -32,7 +32,7 @@ typedef struct CUstream_st* cudaStream_t;
 #define NCCL_VERSION_CODE 22304
 #define NCCL_VERSION(X, Y, Z) (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
 
-/* chorus's own version, for programs that want to know what they run on. */
+/* Defined by chorus's nccl.h only: lets a program tell at compile time that it builds against chorus. */
 #define CHORUS_NCCL_COMPAT 1
 
 #ifdef __cplusplus
