@@ -166,12 +166,14 @@ std::byte* CommImpl::scratch(size_t bytes) {
   return scratch_.data();
 }
 
-const algo::Plan& CommImpl::plan(const algo::CollShape& shape) {
+const algo::Plan* CommImpl::plan(const algo::CollShape& shape) {
   auto key = std::make_tuple(static_cast<int>(shape.type), shape.count, shape.elemSize, shape.root);
   auto it = plans_.find(key);
-  if (it != plans_.end()) return it->second;
+  if (it != plans_.end()) return &it->second;
+  const algo::Algorithm* a = tuner::choose(shape);
+  if (!a) return nullptr;
   if (plans_.size() >= 256) plans_.clear();  // bounded: a sweep over many sizes must not grow without end
-  return plans_.emplace(key, tuner::choose(shape)->generate(shape)).first->second;
+  return &plans_.emplace(key, a->generate(shape)).first->second;
 }
 
 Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** out) {
@@ -184,7 +186,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   }
   execution_->reset(algo::collName(ops.front().type), ++sequence_, ops.size());
 
-  // Plans first, to size one scratch area for the whole call. AlltoAllv plans depend on the counts: not cached.
+  // Plans first, to size one scratch area for the whole call.
   // AlltoAllv plans depend on the counts and are not cached; reserved up front so pointers to them stay valid.
   std::vector<algo::Plan> uncached;
   const auto variable =
@@ -198,13 +200,15 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   for (const Operation& op : ops) {
     algo::CollShape shape{op.type, nranks_,       rank_,         op.count,      dataTypeSize(op.dtype),
                           op.root, op.sendCounts, op.sendDispls, op.recvCounts, op.recvDispls};
-    if (!tuner::choose(shape)) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
+    // The algorithm is chosen once per shape (cached with its plan), not on every call.
+    const algo::Plan* chosen = nullptr;
     if (op.type == algo::CollType::kAlltoAllv) {
-      uncached.push_back(tuner::choose(shape)->generate(shape));
-      plans.push_back(&uncached.back());
+      if (const algo::Algorithm* a = tuner::choose(shape)) chosen = &uncached.emplace_back(a->generate(shape));
     } else {
-      plans.push_back(&plan(shape));
+      chosen = plan(shape);
     }
+    if (!chosen) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
+    plans.push_back(chosen);
     offsets.push_back(scratchTotal);
     scratchTotal += (plans.back()->scratchBytes + 63) & ~size_t{63};
     // PreMulSum scales this rank's input into scratch before the reduction starts.

@@ -55,8 +55,9 @@ class CommImpl {
   Status connectPeers();
   transport::Connection* connection(int peer) { return connections_[peer].get(); }
   std::byte* scratch(size_t bytes);
-  /// The plan of `shape`, generated once and kept (plans depend only on the shape, not on the buffers).
-  const algo::Plan& plan(const algo::CollShape& shape);
+  /// The plan of `shape`, generated once and kept (plans depend only on the shape, not on the buffers); null when
+  /// no algorithm implements the collective.
+  const algo::Plan* plan(const algo::CollShape& shape);
   /// Runs `ops`; the caller holds executionMutex_.
   Status runLocked(const std::vector<Operation>& ops);
 
