@@ -1,10 +1,13 @@
 // Reduction kernels and 16-bit float conversions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <vector>
 
+#include "kernels/copy.hpp"
 #include "kernels/half.hpp"
 #include "kernels/reduce.hpp"
 
@@ -134,3 +137,20 @@ TEST(Reduce, EveryTypeAndOpHasAKernel) {
 
 }  // namespace
 }  // namespace chorus::kernels
+
+TEST(Copy, StreamingCopyMatchesMemcpyAtAnyAlignmentAndLength) {
+  std::vector<unsigned char> src(4096 + 64), dst(4096 + 64);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (size_t srcOffset : {0, 1, 8, 15}) {
+    for (size_t dstOffset : {0, 3, 16, 17}) {
+      for (size_t bytes : {0, 1, 15, 16, 63, 64, 65, 1000, 4096}) {
+        std::fill(dst.begin(), dst.end(), 0xee);
+        chorus::kernels::streamingCopy(dst.data() + dstOffset, src.data() + srcOffset, bytes);
+        ASSERT_EQ(memcmp(dst.data() + dstOffset, src.data() + srcOffset, bytes), 0) << srcOffset << " " << dstOffset;
+        // Nothing outside the destination range is touched.
+        for (size_t i = 0; i < dstOffset; ++i) ASSERT_EQ(dst[i], 0xee);
+        for (size_t i = dstOffset + bytes; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xee);
+      }
+    }
+  }
+}

@@ -1,0 +1,42 @@
+#include "kernels/copy.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h>
+#endif
+
+namespace chorus::kernels {
+
+void streamingCopy(void* dst, const void* src, size_t bytes) {
+#if defined(__x86_64__) || defined(__i386__)
+  auto* d = static_cast<char*>(dst);
+  auto* s = static_cast<const char*>(src);
+  // Head: plain copy up to the destination's first 16-byte boundary (streaming stores need aligned targets).
+  const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
+  memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  size_t i = 0;
+  for (; i + 64 <= bytes; i += 64) {
+    __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
+    __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
+    __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
+  }
+  // Streaming stores are weakly ordered: fence them before anything (a flag) publishes the data.
+  _mm_sfence();
+  memcpy(d + i, s + i, bytes - i);
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+}  // namespace chorus::kernels
