@@ -115,16 +115,25 @@ TEST(ThreadCommunicator, DirectTransfersGiveTheSameResults) {
   }
 }
 
-// Every AllReduce algorithm, forced through CHORUS_ALGO, over the whole type x op x size table.
-TEST(ThreadCommunicator, EveryAllReduceAlgorithmGivesTheSameResults) {
-  for (const char* algorithm : {"ring", "one_shot"}) {
-    ScopedSettings forced(std::vector<std::pair<std::string, std::string>>{{"CHORUS_ALGO", algorithm}});
-    const int nranks = 3;
-    std::vector<std::unique_ptr<Communicator>> comms;
-    ASSERT_TRUE(Communicator::createLocal(nranks, &comms).isOk());
-    const std::vector<Case> cases = casesFor(algo::CollType::kAllReduce, nranks);
-    for (const auto& f : runOnThreads(comms, cases)) EXPECT_EQ(f, "") << algorithm;
+// Every algorithm of the collectives that have several, forced through CHORUS_ALGO, over the whole type x op x
+// size table.
+TEST(ThreadCommunicator, EveryAlgorithmGivesTheSameResults) {
+  int forcedRuns = 0;
+  for (const algo::Algorithm& a : algo::algorithms()) {
+    if (a.coll != algo::CollType::kAllReduce && a.coll != algo::CollType::kAllGather &&
+        a.coll != algo::CollType::kReduceScatter) {
+      continue;
+    }
+    ScopedSettings forced(std::vector<std::pair<std::string, std::string>>{{"CHORUS_ALGO", a.name}});
+    for (int nranks : {3, 4}) {
+      std::vector<std::unique_ptr<Communicator>> comms;
+      ASSERT_TRUE(Communicator::createLocal(nranks, &comms).isOk());
+      const std::vector<Case> cases = casesFor(a.coll, nranks);
+      for (const auto& f : runOnThreads(comms, cases)) EXPECT_EQ(f, "") << algo::collName(a.coll) << " " << a.name;
+    }
+    ++forcedRuns;
   }
+  EXPECT_GE(forcedRuns, 6);  // ring and one_shot AllReduce, ring and direct AllGather and ReduceScatter
 }
 
 TEST(ThreadCommunicator, AsyncRequestsCompleteInOrder) {
@@ -236,6 +245,28 @@ TEST(ThreadCommunicator, AbortFromAnotherThreadUnblocksAWait) {
   EXPECT_FALSE(st.isOk());
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_NE(st.message().find("AllReduce"), std::string::npos) << st.message();
+}
+
+
+// The second of two identical calls on the same buffers reuses the bound plan: it must still read the new input.
+TEST(ThreadCommunicator, RepeatedCallOnTheSameBuffersSeesNewData) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(3, &comms).isOk());
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(3);
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<float> in(4096), out(4096);
+      for (int call = 1; call <= 3; ++call) {
+        std::fill(in.begin(), in.end(), static_cast<float>(call * (r + 1)));
+        Status st = comms[r]->allReduce(in.data(), out.data(), in.size(), DataType::kFloat32, RedOp::sum());
+        if (!st.isOk()) errors[r] = st.message();
+        if (out.front() != 6.0f * call || out.back() != 6.0f * call) errors[r] = "call " + std::to_string(call);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) EXPECT_EQ(e, "");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "comm/operation.hpp"
 #include "engine/execution.hpp"
 #include "transports/transport.hpp"
+#include "tuner/choice.hpp"
 
 namespace chorus {
 
@@ -72,6 +73,7 @@ class CommImpl {
   uint64_t sequence_ = 0;
   int splits_ = 0;
   int64_t spinIterations_ = 0;  // CHORUS_SPIN, or a short spin when this host has more ranks than cores
+  tuner::Placement placement_;
   std::mutex executionMutex_;
   std::vector<std::byte> scratch_;
   std::unique_ptr<engine::Execution> execution_;  // reused call after call
@@ -79,6 +81,21 @@ class CommImpl {
   std::vector<const algo::Plan*> planOfOp_;       // prepare()'s working lists, reused
   std::vector<size_t> scratchOffsets_;
   std::map<std::tuple<int, size_t, size_t, int>, algo::Plan> plans_;  // (collective, count, element size, root)
+  /// The single operation execution_ holds bound, when it can run again by a rewind (same call, same buffers).
+  struct Bound {
+    bool valid = false;
+    algo::CollType type;
+    const void* send;
+    void* recv;
+    size_t count;
+    DataType dtype;
+    RedOpKind op;
+    int root;
+    bool matches(const Operation& o) const {
+      return valid && o.type == type && o.send == send && o.recv == recv && o.count == count && o.dtype == dtype &&
+             o.op.kind == op && o.root == root;
+    }
+  } bound_;
   AsyncWorker worker_;
 };
 

@@ -74,6 +74,21 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
   drained_ = true;
 }
 
+void Execution::rewind(uint64_t sequence) {
+  sequence_ = sequence;
+  for (Work& w : work_) {
+    w.wire = 0;
+    w.ackTarget = 0;
+    w.complete = false;
+  }
+  drained_ = true;
+  for (auto& [peer, q] : peers_) {
+    q.nextSend = q.nextRecv = 0;
+    drained_ = drained_ && q.sends.empty();
+  }
+  remaining_ = work_.size();
+}
+
 std::string Execution::description() const {
   std::string text = what_;
   if (operations_ > 1) text = "group of " + std::to_string(operations_) + " operations starting with " + text;

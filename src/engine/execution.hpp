@@ -34,6 +34,10 @@ class Execution {
   /// `sequence` named `what` (a group of `operations` when more than one). Nothing is formatted unless needed.
   void reset(const char* what, uint64_t sequence, size_t operations = 1);
 
+  /// Runs the same steps on the same buffers again, as operation number `sequence`: only the progress is reset.
+  /// A loop that repeats a call on the same buffers skips binding the plan again.
+  void rewind(uint64_t sequence);
+
   /// Appends a plan bound to `binding`. Plans appended later use each peer stream after the earlier ones.
   void append(const algo::Plan& plan, const Binding& binding);
 
@@ -92,7 +96,6 @@ class Execution {
   std::vector<Work> work_;
   std::vector<std::pair<int, PeerQueues>> peers_;
   std::vector<int> locals_;
-  size_t nextLocal_ = 0;
   size_t remaining_ = 0;
   bool drained_ = true;
   int64_t spinIterations_ = 0;

@@ -6,8 +6,13 @@
 
 namespace chorus::tuner {
 
+/// What the tuner knows of where the ranks run; the same on every rank.
+struct Placement {
+  bool oversubscribed = false;  // some host runs more ranks than it has cores: every extra round costs a switch
+};
+
 /// The algorithm for `shape`: the first CHORUS_ALGO name (a comma list) that this collective has, else the default
 /// rule. Deterministic: every rank of a call picks the same one.
-const algo::Algorithm* choose(const algo::CollShape& shape);
+const algo::Algorithm* choose(const algo::CollShape& shape, const Placement& placement = {});
 
 }  // namespace chorus::tuner
