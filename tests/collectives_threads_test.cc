@@ -247,7 +247,6 @@ TEST(ThreadCommunicator, AbortFromAnotherThreadUnblocksAWait) {
   EXPECT_NE(st.message().find("AllReduce"), std::string::npos) << st.message();
 }
 
-
 // The second of two identical calls on the same buffers reuses the bound plan: it must still read the new input.
 TEST(ThreadCommunicator, RepeatedCallOnTheSameBuffersSeesNewData) {
   std::vector<std::unique_ptr<Communicator>> comms;
