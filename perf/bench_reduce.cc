@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/copy.hpp"
 #include "kernels/reduce.hpp"
 
 namespace {
@@ -39,9 +40,10 @@ void copy(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
 }
 
-// Every core copying its own buffer at once: the aggregate rate (bytes copied by all cores per second) is what the
-// memory system gives a collective whose ranks all copy; perf/compare turns it into each collective's roofline.
-void copyAllCores(benchmark::State& state) {
+// Every core copying its own buffer at once, with memcpy or with streaming stores: the aggregate rate (bytes copied
+// by all cores per second) is what the memory system gives a collective whose ranks all copy; perf/compare turns
+// the better of the two into each collective's roofline.
+void copyAllCores(benchmark::State& state, void (*copyFn)(void*, const void*, size_t)) {
   const size_t bytes = static_cast<size_t>(state.range(0));
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::vector<unsigned char>> in(cores, std::vector<unsigned char>(bytes, 1));
@@ -49,7 +51,7 @@ void copyAllCores(benchmark::State& state) {
   for (auto _ : state) {
     std::vector<std::thread> threads;
     for (unsigned c = 0; c < cores; ++c) {
-      threads.emplace_back([&, c] { memcpy(out[c].data(), in[c].data(), bytes); });
+      threads.emplace_back([&, c] { copyFn(out[c].data(), in[c].data(), bytes); });
     }
     for (auto& t : threads) t.join();
     benchmark::ClobberMemory();
@@ -61,7 +63,9 @@ void copyAllCores(benchmark::State& state) {
 constexpr int64_t kSmall = 1 << 20, kLarge = 64 << 20;
 
 BENCHMARK(copy)->Arg(kSmall)->Arg(kLarge);
-BENCHMARK(copyAllCores)->Arg(kLarge)->UseRealTime();
+void plainCopy(void* dst, const void* src, size_t bytes) { memcpy(dst, src, bytes); }
+BENCHMARK_CAPTURE(copyAllCores, memcpy, plainCopy)->Arg(kLarge)->UseRealTime();
+BENCHMARK_CAPTURE(copyAllCores, streaming, chorus::kernels::streamingCopy)->Arg(kLarge)->UseRealTime();
 #define CHORUS_BENCH(name, type, op) \
   BENCHMARK_CAPTURE(reduce, name, DataType::type, RedOpKind::op)->Arg(kSmall)->Arg(kLarge)
 CHORUS_BENCH(int8_sum, kInt8, kSum);

@@ -26,7 +26,7 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
     {"CHORUS_ALGO", "", "", "comma list of algorithm names to use where a collective has them (e.g. ring,one_shot)"},
     {"CHORUS_SPIN", "", "auto",
-     "polls before a waiting rank yields its core (auto: 20000, or 64 when ranks outnumber cores)"},
+     "polls before a waiting rank yields its core (auto: 20000, or 16 when ranks outnumber cores)"},
 };
 
 const char* lookup(const char* name, const char* alias) {
