@@ -1,6 +1,6 @@
 // A single-producer single-consumer byte FIFO over a flat memory block: the in-process, shared-memory and tcp
 // staging buffers are all this. The producer publishes bytes with a release store of `tail`; the consumer polls
-// it with an acquire load. That flag poll is the whole small-message protocol: no locks, no syscalls.
+// it with an acquire load: no locks, no syscalls. Small messages take the FIFO's line channel instead (below).
 #pragma once
 
 #include <atomic>
@@ -20,10 +20,29 @@ struct FifoHeader {
   alignas(64) std::atomic<uint64_t> directRead;  // bytes the consumer copied straight from the producer's buffers
 };
 
+// Small messages skip the byte stream: they travel in 64-byte lines that carry their own flag (the line's sequence
+// number, never reused), so the consumer's one poll of the flag brings the payload in the same cache miss. The
+// stream needs two: its tail index, then the data.
+struct Line {
+  static constexpr size_t kPayload = 56;
+  std::byte payload[kPayload];
+  std::atomic<uint64_t> flag;  // sequence number + 1 of the last message line written here
+};
+static_assert(sizeof(Line) == 64);
+
+struct LineArea {
+  static constexpr uint64_t kLines = 256;
+  alignas(64) std::atomic<uint64_t> consumed;  // lines the consumer has taken (written by the consumer)
+  alignas(64) Line lines[kLines];
+};
+
 class Fifo {
  public:
-  /// Memory needed for a FIFO of `capacity` bytes (a multiple of 64).
-  static size_t bytesFor(size_t capacity) { return sizeof(FifoHeader) + capacity; }
+  /// Largest message the line channel carries.
+  static constexpr size_t kSmallMessage = 1024;
+
+  /// Memory needed for a FIFO of `capacity` bytes (a multiple of 64), with its line channel.
+  static size_t bytesFor(size_t capacity) { return sizeof(FifoHeader) + capacity + sizeof(LineArea); }
   /// Heap memory for FIFOs, every page touched up front (no page faults once data flows). Release with free().
   static void* allocate(size_t bytes) {
     void* memory = aligned_alloc(4096, (bytes + 4095) & ~size_t{4095});
@@ -37,7 +56,10 @@ class Fifo {
     header_ = static_cast<FifoHeader*>(memory);
     data_ = static_cast<std::byte*>(memory) + sizeof(FifoHeader);
     capacity_ = capacity;
+    lines_ = reinterpret_cast<LineArea*>(data_ + capacity);
     if (initialize) {
+      lines_->consumed.store(0, std::memory_order_relaxed);
+      for (Line& line : lines_->lines) line.flag.store(0, std::memory_order_relaxed);
       header_->head.store(0, std::memory_order_relaxed);
       header_->tail.store(0, std::memory_order_relaxed);
       header_->closed.store(0, std::memory_order_relaxed);
@@ -73,6 +95,44 @@ class Fifo {
     header_->head.store(header_->head.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
   }
 
+  /// Line channel, producer: writes a whole message of 1..kSmallMessage bytes, or returns false when the lines
+  /// are full.
+  bool sendLines(const void* src, size_t bytes) {
+    const uint64_t need = linesFor(bytes);
+    if (linesSent_ + need - cachedConsumed_ > LineArea::kLines) {
+      cachedConsumed_ = lines_->consumed.load(std::memory_order_acquire);
+      if (linesSent_ + need - cachedConsumed_ > LineArea::kLines) return false;
+    }
+    const auto* from = static_cast<const std::byte*>(src);
+    for (uint64_t i = 0; i < need; ++i, from += Line::kPayload) {
+      Line& line = lines_->lines[(linesSent_ + i) % LineArea::kLines];
+      memcpy(line.payload, from, i + 1 < need ? Line::kPayload : bytes - i * Line::kPayload);
+      line.flag.store(linesSent_ + i + 1, std::memory_order_release);
+    }
+    linesSent_ += need;
+    return true;
+  }
+  /// Line channel, consumer: takes the next message of `bytes` bytes once all its lines are there.
+  bool recvLines(void* dst, size_t bytes) {
+    const uint64_t need = linesFor(bytes);
+    // The lines are written in order, each flag released after its payload: the last flag covers them all.
+    const Line& last = lines_->lines[(linesReceived_ + need - 1) % LineArea::kLines];
+    if (last.flag.load(std::memory_order_acquire) != linesReceived_ + need) return false;
+    auto* to = static_cast<std::byte*>(dst);
+    for (uint64_t i = 0; i < need; ++i, to += Line::kPayload) {
+      const Line& line = lines_->lines[(linesReceived_ + i) % LineArea::kLines];
+      memcpy(to, line.payload, i + 1 < need ? Line::kPayload : bytes - i * Line::kPayload);
+    }
+    linesReceived_ += need;
+    lines_->consumed.store(linesReceived_, std::memory_order_release);
+    return true;
+  }
+  /// Line channel, consumer: true when the next line has arrived.
+  bool linesWaiting() const {
+    const Line& next = lines_->lines[linesReceived_ % LineArea::kLines];
+    return next.flag.load(std::memory_order_acquire) == linesReceived_ + 1;
+  }
+
   /// Direct transfers: the consumer reports bytes it read from the producer's memory; the producer waits on it.
   void ackDirect(size_t bytes) { header_->directRead.fetch_add(bytes, std::memory_order_release); }
   uint64_t directAcked() const { return header_->directRead.load(std::memory_order_acquire); }
@@ -83,7 +143,13 @@ class Fifo {
 
  private:
   static constexpr uint64_t kRefreshBelow = 64;
+  static uint64_t linesFor(size_t bytes) { return (bytes + Line::kPayload - 1) / Line::kPayload; }
+
   FifoHeader* header_ = nullptr;
+  LineArea* lines_ = nullptr;
+  uint64_t linesSent_ = 0;       // producer's count of lines written
+  uint64_t cachedConsumed_ = 0;  // producer's last view of lines_->consumed
+  uint64_t linesReceived_ = 0;   // consumer's count of lines taken
   std::byte* data_ = nullptr;
   size_t capacity_ = 0;
   uint64_t cachedHead_ = 0;  // producer's last view of head

@@ -40,6 +40,11 @@ class FifoConnection final : public Connection {
 
   Status progress(bool*) override { return Status::ok(); }
 
+  size_t smallMessageLimit() override { return Fifo::kSmallMessage; }
+  bool sendSmall(const void* src, size_t bytes) override { return out_.sendLines(src, bytes); }
+  bool recvSmall(void* dst, size_t bytes) override { return in_.recvLines(dst, bytes); }
+  bool hasIncoming() override { return !in_.readable().empty() || in_.linesWaiting(); }
+
   bool directCapable() override { return direct_ != Direct::kNone; }
   uint64_t postDirect(size_t bytes) override { return directPosted_ += bytes; }
   uint64_t directAcked() override { return out_.directAcked(); }

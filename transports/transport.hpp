@@ -48,6 +48,15 @@ class Connection {
   /// Sender: bytes the peer has acknowledged so far.
   virtual uint64_t directAcked() { return 0; }
 
+  /// Small messages (1..smallMessageLimit() bytes, whole): a channel beside the stream where each cache line carries
+  /// its own arrival flag. Both sides route a step here by the same rule (its size and this capability), so each
+  /// channel stays in order. A limit of 0 means no such channel.
+  virtual size_t smallMessageLimit() { return 0; }
+  virtual bool sendSmall(const void* src, size_t bytes) { return false; }
+  virtual bool recvSmall(void* dst, size_t bytes) { return false; }
+  /// True when incoming bytes wait on any channel.
+  virtual bool hasIncoming() { return !recvData().empty(); }
+
   /// True once the peer closed its end. Bytes that already arrived stay readable; it is an error only for a
   /// side that still waits for more.
   virtual bool peerClosed() { return false; }

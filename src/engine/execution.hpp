@@ -70,6 +70,7 @@ class Execution {
     kernels::ReduceFn reduce;
     size_t elemSize;
     bool direct = false;     // large transfer read straight from the sender's buffer
+    bool small = false;      // whole message through the connection's small-message channel
     uint64_t ackTarget = 0;  // direct send: the connection's acknowledged count that completes this step
   };
   struct PeerQueues {
@@ -82,6 +83,8 @@ class Execution {
   size_t allowedWire(const Work& w) const;
   Status advanceSend(Work& w, transport::Connection* c, bool* moved);
   Status advanceRecv(Work& w, transport::Connection* c, bool* moved);
+  Status advanceSmallSend(Work& w, transport::Connection* c, bool* moved);
+  Status advanceSmallRecv(Work& w, transport::Connection* c, bool* moved);
   Status advanceDirectSend(Work& w, transport::Connection* c, bool* moved);
   Status advanceDirectRecv(Work& w, transport::Connection* c, bool* moved);
   void finish(Work& w);
