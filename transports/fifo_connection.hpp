@@ -46,9 +46,10 @@ class FifoConnection final : public Connection {
   bool hasIncoming() override { return !in_.readable().empty() || in_.linesWaiting(); }
 
   bool directCapable() override { return direct_ != Direct::kNone; }
-  uint64_t postDirect(size_t bytes) override { return directPosted_ += bytes; }
+  uint64_t postDirect(const void*, size_t bytes) override { return directPosted_ += bytes; }
   uint64_t directAcked() override { return out_.directAcked(); }
-  Status readDirect(void* dst, uint64_t address, size_t bytes) override {
+  // Memory is always there to read: every call moves all `bytes`.
+  Status readDirect(void* dst, uint64_t address, size_t bytes, size_t* moved) override {
     if (direct_ == Direct::kSameProcess) {
       memcpy(dst, reinterpret_cast<const void*>(address), bytes);
     } else {
@@ -66,6 +67,7 @@ class FifoConnection final : public Connection {
       }
     }
     in_.ackDirect(bytes);
+    *moved += bytes;
     return Status::ok();
   }
   bool peerClosed() override { return in_.closed() || out_.closed(); }

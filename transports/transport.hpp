@@ -35,17 +35,20 @@ class Connection {
   virtual Status progress(bool* moved) = 0;
   /// A slower check that the peer is still alive; called when a wait has made no progress for a while.
   virtual Status checkPeer() = 0;
-  /// Direct transfers, for large messages where the peer can reach this process's memory: the sender writes only
-  /// {address, length} into the stream and the receiver copies the bytes straight from the sender's buffer (one
-  /// copy instead of two), then acknowledges them so the sender may complete. Off unless the transport says so.
+  /// Direct transfers, for large messages: the sender writes only {address, length} into the stream and the bytes
+  /// travel outside it, from the sender's buffer straight into the receiver's (shm and loopback: the receiver
+  /// copies them from the sender's memory; tcp: they go on a socket of their own, with no staging copy on either
+  /// side). Off unless the transport says so.
   virtual bool directCapable() { return false; }
-  /// Receiver: copies `bytes` at the peer's `address` into `dst` and acknowledges them.
-  virtual Status readDirect(void* dst, uint64_t address, size_t bytes) {
+  /// Receiver: moves up to `bytes` of the transfer whose source is the peer's `address` into `dst`, without
+  /// waiting; adds the bytes moved to *done. Called again with the rest until all arrived.
+  virtual Status readDirect(void* dst, uint64_t address, size_t bytes, size_t* done) {
     return internalError("direct transfers are not supported by this connection");
   }
-  /// Sender: counts `bytes` more posted and returns the running total the peer must acknowledge.
-  virtual uint64_t postDirect(size_t bytes) { return 0; }
-  /// Sender: bytes the peer has acknowledged so far.
+  /// Sender: posts `bytes` at `src` and returns the running total that directAcked() must reach before `src` may
+  /// change.
+  virtual uint64_t postDirect(const void* src, size_t bytes) { return 0; }
+  /// Sender: bytes the sender may consider delivered so far (read by the peer, or handed to the kernel).
   virtual uint64_t directAcked() { return 0; }
 
   /// Small messages (1..smallMessageLimit() bytes, whole): a channel beside the stream where each cache line carries

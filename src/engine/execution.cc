@@ -81,6 +81,7 @@ void Execution::rewind(uint64_t sequence) {
   sequence_ = sequence;
   for (Work& w : work_) {
     w.wire = 0;
+    w.directDone = 0;
     w.ackTarget = 0;
     w.complete = false;
   }
@@ -176,7 +177,7 @@ Status Execution::advanceDirectSend(Work& w, transport::Connection* c, bool* mov
     DirectDescriptor d{reinterpret_cast<uint64_t>(w.src + w.wire), n};
     memcpy(space.data(), &d, sizeof(d));
     c->commitSend(kWireAlign);
-    w.ackTarget = c->postDirect(n);
+    w.ackTarget = c->postDirect(w.src + w.wire, n);
     w.wire += n;
     *moved = true;
   }
@@ -184,10 +185,11 @@ Status Execution::advanceDirectSend(Work& w, transport::Connection* c, bool* mov
   return Status::ok();
 }
 
-Status Execution::advanceDirectRecv(Work& w, transport::Connection* c, bool* moved) {
-  // Reductions read the peer's bytes through a cache-sized bounce buffer, then reduce from it.
+Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
+  transport::Connection* c = q.connection;
+  // Reductions read the peer's bytes through a cache-sized bounce buffer (one per peer: only the first pending
+  // receive of a peer runs), then reduce from it.
   constexpr size_t kBounce = 256 << 10;
-  thread_local std::vector<std::byte> bounce(kBounce);
   while (w.wire < w.bytes) {
     auto data = c->recvData();
     if (data.size() < kWireAlign) break;
@@ -200,18 +202,30 @@ Status Execution::advanceDirectRecv(Work& w, transport::Connection* c, bool* mov
                            std::to_string(d.bytes) + " bytes where " + std::to_string(w.bytes - w.wire) +
                            " remain (the two sides run different operations)");
     }
+    // A transfer may arrive in parts (tcp): w.directDone counts the bytes of this descriptor already taken.
     if (w.kind == StepKind::kRecv) {
-      CHORUS_TRY(c->readDirect(w.dst + w.wire, d.address, d.bytes));
+      size_t n = 0;
+      CHORUS_TRY(c->readDirect(w.dst + w.wire + w.directDone, d.address + w.directDone, d.bytes - w.directDone, &n));
+      w.directDone += n;
+      *moved = *moved || n > 0;
     } else {
-      for (size_t done = 0; done < d.bytes;) {
-        const size_t piece = std::min(kBounce, d.bytes - done);
-        CHORUS_TRY(c->readDirect(bounce.data(), d.address + done, piece));
-        w.reduce(w.dst + w.wire + done, w.src + w.wire + done, bounce.data(), piece / w.elemSize);
-        done += piece;
+      if (q.bounce.size() < kBounce) q.bounce.resize(kBounce);
+      while (w.directDone < d.bytes) {
+        const size_t pieceStart = w.directDone - w.directDone % kBounce;
+        const size_t piece = std::min(kBounce, d.bytes - pieceStart);
+        const size_t filled = w.directDone - pieceStart;
+        size_t n = 0;
+        CHORUS_TRY(c->readDirect(q.bounce.data() + filled, d.address + w.directDone, piece - filled, &n));
+        w.directDone += n;
+        *moved = *moved || n > 0;
+        if (filled + n < piece) break;
+        w.reduce(w.dst + w.wire + pieceStart, w.src + w.wire + pieceStart, q.bounce.data(), piece / w.elemSize);
       }
     }
+    if (w.directDone < d.bytes) break;
     c->consumeRecv(kWireAlign);
     w.wire += d.bytes;
+    w.directDone = 0;
     *moved = true;
   }
   if (w.wire == w.bytes) finish(w);
@@ -268,9 +282,10 @@ Status Execution::advanceSend(Work& w, transport::Connection* c, bool* moved) {
   return Status::ok();
 }
 
-Status Execution::advanceRecv(Work& w, transport::Connection* c, bool* moved) {
+Status Execution::advanceRecv(Work& w, PeerQueues& q, bool* moved) {
+  transport::Connection* c = q.connection;
   if (w.small) return advanceSmallRecv(w, c, moved);
-  if (w.direct) return advanceDirectRecv(w, c, moved);
+  if (w.direct) return advanceDirectRecv(w, q, moved);
   if (w.kind == StepKind::kRecvSize) {
     auto data = c->recvData();
     if (data.size() < kWireAlign) return Status::ok();
@@ -342,7 +357,7 @@ Status Execution::advance(bool* moved) {
     }
     while (q.nextRecv < q.recvs.size()) {
       Work& w = work_[q.recvs[q.nextRecv]];
-      CHORUS_TRY(advanceRecv(w, q.connection, moved));
+      CHORUS_TRY(advanceRecv(w, q, moved));
       if (!w.complete) break;
       ++q.nextRecv;
     }

@@ -72,21 +72,23 @@ class Execution {
     bool direct = false;     // large transfer read straight from the sender's buffer
     bool small = false;      // whole message through the connection's small-message channel
     uint64_t ackTarget = 0;  // direct send: the connection's acknowledged count that completes this step
+    size_t directDone = 0;   // direct receive: bytes of the current descriptor already taken
   };
   struct PeerQueues {
     transport::Connection* connection = nullptr;
     std::vector<int> sends, recvs;  // step indices in stream order
     size_t nextSend = 0, nextRecv = 0;
+    std::vector<std::byte> bounce;  // direct receives that reduce stage the peer's bytes here
   };
 
   size_t depLimit(const Work& w) const;
   size_t allowedWire(const Work& w) const;
   Status advanceSend(Work& w, transport::Connection* c, bool* moved);
-  Status advanceRecv(Work& w, transport::Connection* c, bool* moved);
+  Status advanceRecv(Work& w, PeerQueues& q, bool* moved);
   Status advanceSmallSend(Work& w, transport::Connection* c, bool* moved);
   Status advanceSmallRecv(Work& w, transport::Connection* c, bool* moved);
   Status advanceDirectSend(Work& w, transport::Connection* c, bool* moved);
-  Status advanceDirectRecv(Work& w, transport::Connection* c, bool* moved);
+  Status advanceDirectRecv(Work& w, PeerQueues& q, bool* moved);
   void finish(Work& w);
   PeerQueues& queues(int peer);
 

@@ -1,7 +1,8 @@
 // tcp: any two ranks that can reach each other over IPv4. Each peer pair uses S sockets (CHORUS_TCP_SOCKETS). The
 // byte stream is cut into blocks of kBlock bytes and block b travels on socket b % S, so a large transfer keeps
 // all sockets busy while every socket still carries an ordered sub-stream. The engine reads and writes local
-// staging FIFOs; progress() moves bytes between them and the non-blocking sockets.
+// staging FIFOs; progress() moves bytes between them and the non-blocking sockets. One more socket carries direct
+// transfers (large messages) straight between the callers' buffers.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/socket.hpp"
@@ -31,8 +33,15 @@ struct Hello {
 
 class TcpConnection final : public Connection {
  public:
-  TcpConnection(std::vector<int> fds, size_t fifoBytes, int peerRank)
-      : fds_(std::move(fds)), peerRank_(peerRank), memory_(Fifo::allocate(2 * Fifo::bytesFor(fifoBytes))) {
+  /// The last of `fds` carries direct transfers; the others the striped stream.
+  TcpConnection(std::vector<int> fds, size_t fifoBytes, int peerRank, bool direct)
+      : fds_(std::move(fds)),
+        peerRank_(peerRank),
+        memory_(Fifo::allocate(2 * Fifo::bytesFor(fifoBytes))),
+        direct_(direct) {
+    bulkFd_ = fds_.back();
+    fds_.pop_back();
+    net::setNonBlocking(bulkFd_);
     out_ = Fifo(memory_, fifoBytes, true);
     in_ = Fifo(static_cast<std::byte*>(memory_) + Fifo::bytesFor(fifoBytes), fifoBytes, true);
     for (size_t k = 0; k < fds_.size(); ++k) {
@@ -44,6 +53,7 @@ class TcpConnection final : public Connection {
   }
   ~TcpConnection() override {
     for (int& fd : fds_) net::closeFd(fd);
+    net::closeFd(bulkFd_);
     free(memory_);
   }
 
@@ -60,7 +70,29 @@ class TcpConnection final : public Connection {
 
   Status progress(bool* moved) override {
     CHORUS_TRY(pushOut(moved));
+    CHORUS_TRY(pushDirect(moved));
     return pullIn(moved);
+  }
+
+  // Direct transfers travel on their own socket, in the order of their descriptors in the stream: the sender's
+  // kernel copies them from the caller's buffer, the receiver's kernel into the caller's buffer. No staging copy.
+  bool directCapable() override { return direct_; }
+  uint64_t postDirect(const void* src, size_t bytes) override {
+    directQueue_.push_back({static_cast<const std::byte*>(src), bytes, 0});
+    return directPosted_ += bytes;
+  }
+  uint64_t directAcked() override { return directSent_; }
+  Status readDirect(void* dst, uint64_t, size_t bytes, size_t* done) override {
+    auto* to = static_cast<std::byte*>(dst);
+    size_t got = 0;
+    while (got < bytes) {
+      ssize_t n = recv(bulkFd_, to + got, bytes - got, MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+      if (n <= 0) return fail("recv", n);
+      got += static_cast<size_t>(n);
+    }
+    *done += got;
+    return Status::ok();
   }
   // Closed once every socket reached end-of-file: bytes still in flight on another socket are not lost.
   bool peerClosed() override {
@@ -72,12 +104,14 @@ class TcpConnection final : public Connection {
   }
   void close() override {
     for (int fd : fds_) shutdown(fd, SHUT_RDWR);
+    shutdown(bulkFd_, SHUT_RDWR);
   }
   const char* transportName() const override { return "tcp"; }
-  bool sendDrained() override { return minimum(sendCursor_) >= produced_; }
+  bool sendDrained() override { return minimum(sendCursor_) >= produced_ && directQueue_.empty(); }
   bool addPollFds(std::vector<pollfd>* fds) override {
-    const short events = static_cast<short>(POLLIN | (sendDrained() ? 0 : POLLOUT));
+    const short events = static_cast<short>(POLLIN | (minimum(sendCursor_) >= produced_ ? 0 : POLLOUT));
     for (int fd : fds_) fds->push_back({fd, events, 0});
+    fds->push_back({bulkFd_, static_cast<short>(POLLIN | (directQueue_.empty() ? 0 : POLLOUT)), 0});
     return true;
   }
 
@@ -125,6 +159,20 @@ class TcpConnection final : public Connection {
     return Status::ok();
   }
 
+  Status pushDirect(bool* moved) {
+    while (!directQueue_.empty()) {
+      DirectSend& d = directQueue_.front();
+      ssize_t n = send(bulkFd_, d.src + d.sent, d.bytes - d.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+      if (n <= 0) return fail("send", n);
+      *moved = true;
+      d.sent += static_cast<size_t>(n);
+      directSent_ += static_cast<uint64_t>(n);
+      if (d.sent == d.bytes) directQueue_.pop_front();
+    }
+    return Status::ok();
+  }
+
   // Frees `bytes` of the outgoing FIFO that have been handed to the kernel.
   void freeOutgoing(uint64_t bytes) {
     FifoHeader* h = static_cast<FifoHeader*>(memory_);
@@ -167,6 +215,14 @@ class TcpConnection final : public Connection {
   std::vector<uint64_t> sendCursor_, recvCursor_;
   uint64_t produced_ = 0, freed_ = 0, consumed_ = 0;
   std::vector<bool> eof_;
+  struct DirectSend {
+    const std::byte* src;
+    size_t bytes, sent;
+  };
+  int bulkFd_ = -1;
+  bool direct_;
+  std::deque<DirectSend> directQueue_;
+  uint64_t directPosted_ = 0, directSent_ = 0;
 };
 
 class TcpTransportImpl final : public Transport {
@@ -183,7 +239,8 @@ class TcpTransportImpl final : public Transport {
 
   Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
                  std::vector<std::unique_ptr<Connection>>* out) override {
-    const int sockets = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(settings().tcpSockets, 16)));
+    // The striped stream's sockets, and one more for direct transfers.
+    const int sockets = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(settings().tcpSockets, 16))) + 1;
     Deadline deadline = Deadline::fromSettings();
     std::vector<std::vector<int>> fds(peers.size(), std::vector<int>(sockets, -1));
     auto cleanup = [&] {
@@ -236,10 +293,11 @@ class TcpTransportImpl final : public Transport {
     }
     out->clear();
     for (size_t i = 0; i < peers.size(); ++i) {
-      out->push_back(std::make_unique<TcpConnection>(fds[i], ctx.fifoBytes, peers[i]));
+      out->push_back(std::make_unique<TcpConnection>(fds[i], ctx.fifoBytes, peers[i], ctx.directTransfers));
       for (int& fd : fds[i]) fd = -1;  // now owned by the connection
     }
-    CHORUS_INFO(kTransport, "tcp: connected to %zu peers, %d sockets each", peers.size(), sockets);
+    CHORUS_INFO(kTransport, "tcp: connected to %zu peers, %d sockets each (one for direct transfers)", peers.size(),
+                sockets);
     return Status::ok();
   }
 
