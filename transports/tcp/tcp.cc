@@ -71,6 +71,13 @@ class TcpConnection final : public Connection {
   Status progress(bool* moved) override {
     CHORUS_TRY(pushOut(moved));
     CHORUS_TRY(pushDirect(moved));
+    // One poll() tells which sockets have bytes: a waiting rank then makes one system call per round instead of a
+    // failing recv() per socket, which on few cores took time and socket locks from the peer's transfer.
+    pollFds_.clear();
+    for (int fd : fds_) pollFds_.push_back({fd, POLLIN, 0});
+    pollFds_.push_back({bulkFd_, POLLIN, 0});
+    if (poll(pollFds_.data(), pollFds_.size(), 0) < 0 && errno != EINTR) return fail("poll", -1);
+    bulkReadable_ = bulkReadable_ || pollFds_.back().revents != 0;
     return pullIn(moved);
   }
 
@@ -85,9 +92,12 @@ class TcpConnection final : public Connection {
   Status readDirect(void* dst, uint64_t, size_t bytes, size_t* done) override {
     auto* to = static_cast<std::byte*>(dst);
     size_t got = 0;
-    while (got < bytes) {
+    while (got < bytes && bulkReadable_) {
       ssize_t n = recv(bulkFd_, to + got, bytes - got, MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        bulkReadable_ = false;
+        break;
+      }
       if (n <= 0) return fail("recv", n);
       got += static_cast<size_t>(n);
     }
@@ -185,6 +195,7 @@ class TcpConnection final : public Connection {
     const uint64_t limit = consumed_ + capacity;  // cannot write past what the consumer freed
     for (size_t k = 0; k < fds_.size(); ++k) {
       uint64_t& c = recvCursor_[k];
+      if (pollFds_[k].revents == 0) continue;
       while (c < limit && !eof_[k]) {
         uint64_t blockEnd = (c / kBlock + 1) * kBlock;
         uint64_t end = std::min({limit, blockEnd, c - c % capacity + capacity});
@@ -220,6 +231,8 @@ class TcpConnection final : public Connection {
     size_t bytes, sent;
   };
   int bulkFd_ = -1;
+  bool bulkReadable_ = false;    // the last poll() saw bytes (or an end) on bulkFd_ that recv() has not drained yet
+  std::vector<pollfd> pollFds_;  // the stream sockets, then bulkFd_
   bool direct_;
   std::deque<DirectSend> directQueue_;
   uint64_t directPosted_ = 0, directSent_ = 0;
