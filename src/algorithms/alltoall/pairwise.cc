@@ -9,9 +9,13 @@ Plan pairwise(const CollShape& s, auto sendOff, auto sendLen, auto recvOff, auto
   Plan p;
   const int n = s.nranks, r = s.rank;
   p.add({StepKind::kCopy, -1, {BufferKind::kSend, sendOff(r)}, {BufferKind::kRecv, recvOff(r)}, sendLen(r)});
+  // All sends first: a rank that gets the core posts everything its peers wait for before it waits itself.
   for (int k = 1; k < n; ++k) {
-    int to = mod(r + k, n), from = mod(r - k, n);
+    const int to = mod(r + k, n);
     p.add({StepKind::kSend, to, {BufferKind::kSend, sendOff(to)}, {}, sendLen(to)});
+  }
+  for (int k = 1; k < n; ++k) {
+    const int from = mod(r - k, n);
     p.add({StepKind::kRecv, from, {}, {BufferKind::kRecv, recvOff(from)}, recvLen(from)});
   }
   return p;
