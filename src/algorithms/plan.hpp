@@ -101,4 +101,19 @@ inline size_t sliceBegin(size_t count, int n, int i) { return count * static_cas
 
 inline int mod(int a, int n) { return ((a % n) + n) % n; }
 
+/// Appends the steps that fold the n ranks' contributions into `result` in rank order (rank 0's first), so every
+/// rank computes the same bits whatever order they arrive in. This rank's own contribution is `mine`, ready after
+/// step `own`; every other rank's arrives from that rank. Returns the last step.
+inline int addRankOrderFold(Plan& p, int n, int r, Slice mine, Slice result, size_t bytes, int own) {
+  int last =
+      r == 0 ? p.add({StepKind::kCopy, -1, mine, result, bytes, own}) : p.add({StepKind::kRecv, 0, {}, result, bytes});
+  for (int k = 1; k < n; ++k) {
+    if (k == r)
+      last = p.add({StepKind::kReduceLocal, -1, mine, result, bytes, last});
+    else
+      last = p.add({StepKind::kRecvReduce, k, result, result, bytes, last});
+  }
+  return last;
+}
+
 }  // namespace chorus::algo

@@ -18,15 +18,7 @@ Plan oneShotAllReduce(const CollShape& s) {
   p.scratchBytes = bytes;
   const int own = p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kScratch, 0}, bytes});
   for (int k = 1; k < n; ++k) p.add({StepKind::kSend, (r + k) % n, {BufferKind::kScratch, 0}, {}, bytes, own});
-  const Slice mine{BufferKind::kScratch, 0}, result{BufferKind::kRecv, 0};
-  int last =
-      r == 0 ? p.add({StepKind::kCopy, -1, mine, result, bytes, own}) : p.add({StepKind::kRecv, 0, {}, result, bytes});
-  for (int k = 1; k < n; ++k) {
-    if (k == r)
-      last = p.add({StepKind::kReduceLocal, -1, mine, result, bytes, last});
-    else
-      last = p.add({StepKind::kRecvReduce, k, result, result, bytes, last});
-  }
+  addRankOrderFold(p, n, r, {BufferKind::kScratch, 0}, {BufferKind::kRecv, 0}, bytes, own);
   return p;
 }
 

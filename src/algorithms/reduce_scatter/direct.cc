@@ -23,14 +23,7 @@ Plan directReduceScatter(const CollShape& s) {
     const int to = mod(r + k, n);
     p.add({StepKind::kSend, to, {BufferKind::kSend, off(to)}, {}, bytes});
   }
-  int last =
-      r == 0 ? p.add({StepKind::kCopy, -1, mine, result, bytes, own}) : p.add({StepKind::kRecv, 0, {}, result, bytes});
-  for (int k = 1; k < n; ++k) {
-    if (k == r)
-      last = p.add({StepKind::kReduceLocal, -1, mine, result, bytes, last});
-    else
-      last = p.add({StepKind::kRecvReduce, k, result, result, bytes, last});
-  }
+  addRankOrderFold(p, n, r, mine, result, bytes, own);
   return p;
 }
 
