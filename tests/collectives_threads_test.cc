@@ -268,5 +268,28 @@ TEST(ThreadCommunicator, RepeatedCallOnTheSameBuffersSeesNewData) {
   for (auto& e : errors) EXPECT_EQ(e, "");
 }
 
+// A rank sending to itself goes through its self connection: small messages (line channel), stream-sized ones and
+// large ones (direct transfers), several in one group, in order.
+TEST(ThreadCommunicator, SendToSelfInAGroup) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(1, &comms).isOk());
+  for (size_t count : {size_t{3}, size_t{200}, size_t{5000}, size_t{300001}}) {
+    std::vector<float> a(count), b(count), outA(count, -1.0f), outB(count, -1.0f);
+    for (size_t i = 0; i < count; ++i) {
+      a[i] = static_cast<float>(i % 1000);
+      b[i] = static_cast<float>(i % 777) + 0.5f;
+    }
+    ASSERT_TRUE(groupStart().isOk());
+    ASSERT_TRUE(comms[0]->send(a.data(), count, DataType::kFloat32, 0).isOk());
+    ASSERT_TRUE(comms[0]->send(b.data(), count, DataType::kFloat32, 0).isOk());
+    ASSERT_TRUE(comms[0]->recv(outA.data(), count, DataType::kFloat32, 0).isOk());
+    ASSERT_TRUE(comms[0]->recv(outB.data(), count, DataType::kFloat32, 0).isOk());
+    Status st = groupEnd();
+    ASSERT_TRUE(st.isOk()) << st.message();
+    EXPECT_EQ(outA, a) << count;
+    EXPECT_EQ(outB, b) << count;
+  }
+}
+
 }  // namespace
 }  // namespace chorus::testing
