@@ -1,6 +1,7 @@
 // Tier 1: N ranks as threads of this process. Every collective x dtype x op x in/out-of-place x size x world size.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 #include "chorus/communicator.hpp"
@@ -9,6 +10,18 @@
 
 namespace chorus::testing {
 namespace {
+
+// Runs `body(comm, rank)` on one thread per rank; returns each rank's error text ("" when all went well).
+std::vector<std::string> onEveryRank(std::vector<std::unique_ptr<Communicator>>& comms,
+                                     const std::function<std::string(Communicator&, int)>& body) {
+  std::vector<std::string> errors(comms.size());
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < comms.size(); ++r) {
+    threads.emplace_back([&, r] { errors[r] = body(*comms[r], static_cast<int>(r)); });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
 
 // Sizes: empty, one element, odd, prime, and >= 1 MiB of data per rank buffer.
 std::vector<size_t> sizesFor(DataType type) { return {0, 1, 33, 1021, (size_t{1} << 20) / dataTypeSize(type) + 5}; }
@@ -139,52 +152,33 @@ TEST(ThreadCommunicator, EveryAlgorithmGivesTheSameResults) {
 TEST(ThreadCommunicator, AsyncRequestsCompleteInOrder) {
   std::vector<std::unique_ptr<Communicator>> comms;
   ASSERT_TRUE(Communicator::createLocal(3, &comms).isOk());
-  std::vector<std::thread> threads;
-  std::vector<std::string> errors(3);
-  for (int r = 0; r < 3; ++r) {
-    threads.emplace_back([&, r] {
-      std::vector<float> a(1000, 1.0f), b(1000, static_cast<float>(r));
-      Request ra = comms[r]->allReduceAsync(a.data(), a.data(), a.size(), DataType::kFloat32, RedOp::sum());
-      Request rb = comms[r]->broadcastAsync(b.data(), b.data(), b.size(), DataType::kFloat32, 2);
-      Status sa = ra.wait(), sb = rb.wait();
-      if (!sa.isOk() || !sb.isOk())
-        errors[r] = sa.message() + sb.message();
-      else if (a[999] != 3.0f || b[0] != 2.0f)
-        errors[r] = "wrong async result";
-    });
-  }
-  for (auto& t : threads) t.join();
+  auto errors = onEveryRank(comms, [](Communicator& comm, int r) -> std::string {
+    std::vector<float> a(1000, 1.0f), b(1000, static_cast<float>(r));
+    Request ra = comm.allReduceAsync(a.data(), a.data(), a.size(), DataType::kFloat32, RedOp::sum());
+    Request rb = comm.broadcastAsync(b.data(), b.data(), b.size(), DataType::kFloat32, 2);
+    Status sa = ra.wait(), sb = rb.wait();
+    if (!sa.isOk() || !sb.isOk()) return sa.message() + sb.message();
+    if (a[999] != 3.0f || b[0] != 2.0f) return "wrong async result";
+    return "";
+  });
   for (auto& e : errors) EXPECT_EQ(e, "");
 }
 
 TEST(ThreadCommunicator, SplitByParity) {
   std::vector<std::unique_ptr<Communicator>> comms;
   ASSERT_TRUE(Communicator::createLocal(5, &comms).isOk());
-  std::vector<std::thread> threads;
-  std::vector<std::string> errors(5);
-  for (int r = 0; r < 5; ++r) {
-    threads.emplace_back([&, r] {
-      std::unique_ptr<Communicator> child;
-      // Rank 4 opts out; the others split by parity, ordered by descending old rank.
-      Status st = comms[r]->split(r == 4 ? -1 : r % 2, -r, &child);
-      if (!st.isOk()) {
-        errors[r] = st.message();
-        return;
-      }
-      if (r == 4) {
-        if (child) errors[r] = "opted-out rank got a communicator";
-        return;
-      }
-      if (!child || child->size() != 2 || child->rank() != (r < 2 ? 1 : 0)) {
-        errors[r] = "wrong child rank/size";
-        return;
-      }
-      int32_t v = r, sum = 0;
-      st = child->allReduce(&v, &sum, 1, DataType::kInt32, RedOp::sum());
-      if (!st.isOk() || sum != (r % 2 == 0 ? 2 : 4)) errors[r] = "wrong sum in child: " + std::to_string(sum);
-    });
-  }
-  for (auto& t : threads) t.join();
+  auto errors = onEveryRank(comms, [](Communicator& comm, int r) -> std::string {
+    std::unique_ptr<Communicator> child;
+    // Rank 4 opts out; the others split by parity, ordered by descending old rank.
+    Status st = comm.split(r == 4 ? -1 : r % 2, -r, &child);
+    if (!st.isOk()) return st.message();
+    if (r == 4) return child ? "opted-out rank got a communicator" : "";
+    if (!child || child->size() != 2 || child->rank() != (r < 2 ? 1 : 0)) return "wrong child rank/size";
+    int32_t v = r, sum = 0;
+    st = child->allReduce(&v, &sum, 1, DataType::kInt32, RedOp::sum());
+    if (!st.isOk() || sum != (r % 2 == 0 ? 2 : 4)) return "wrong sum in child: " + std::to_string(sum);
+    return "";
+  });
   for (auto& e : errors) EXPECT_EQ(e, "");
 }
 
@@ -251,20 +245,16 @@ TEST(ThreadCommunicator, AbortFromAnotherThreadUnblocksAWait) {
 TEST(ThreadCommunicator, RepeatedCallOnTheSameBuffersSeesNewData) {
   std::vector<std::unique_ptr<Communicator>> comms;
   ASSERT_TRUE(Communicator::createLocal(3, &comms).isOk());
-  std::vector<std::thread> threads;
-  std::vector<std::string> errors(3);
-  for (int r = 0; r < 3; ++r) {
-    threads.emplace_back([&, r] {
-      std::vector<float> in(4096), out(4096);
-      for (int call = 1; call <= 3; ++call) {
-        std::fill(in.begin(), in.end(), static_cast<float>(call * (r + 1)));
-        Status st = comms[r]->allReduce(in.data(), out.data(), in.size(), DataType::kFloat32, RedOp::sum());
-        if (!st.isOk()) errors[r] = st.message();
-        if (out.front() != 6.0f * call || out.back() != 6.0f * call) errors[r] = "call " + std::to_string(call);
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+  auto errors = onEveryRank(comms, [](Communicator& comm, int r) -> std::string {
+    std::vector<float> in(4096), out(4096);
+    for (int call = 1; call <= 3; ++call) {
+      std::fill(in.begin(), in.end(), static_cast<float>(call * (r + 1)));
+      Status st = comm.allReduce(in.data(), out.data(), in.size(), DataType::kFloat32, RedOp::sum());
+      if (!st.isOk()) return st.message();
+      if (out.front() != 6.0f * call || out.back() != 6.0f * call) return "call " + std::to_string(call);
+    }
+    return "";
+  });
   for (auto& e : errors) EXPECT_EQ(e, "");
 }
 
