@@ -72,17 +72,19 @@ struct RankBuffers {
 size_t amount(int s, int d, size_t count) { return ((static_cast<size_t>(s + d) + count) % 3) * count; }
 
 CollShape shapeFor(CollType coll, int n, int r, size_t count) {
-  CollShape s{coll, n, r, count, sizeof(int32_t), static_cast<int>(count % n), {}, {}, {}, {}};
+  CollShape s{coll, n, r, count, sizeof(int32_t), static_cast<int>(count % n), nullptr};
   if (coll == CollType::kAlltoAllv) {
+    auto v = std::make_shared<algo::VariableLayout>();
     size_t so = 0, ro = 0;
     for (int k = 0; k < n; ++k) {
-      s.sendCounts.push_back(amount(r, k, count));
-      s.sendDispls.push_back(so);
-      so += s.sendCounts.back();
-      s.recvCounts.push_back(amount(k, r, count));
-      s.recvDispls.push_back(ro);
-      ro += s.recvCounts.back();
+      v->sendCounts.push_back(amount(r, k, count));
+      v->sendDispls.push_back(so);
+      so += v->sendCounts.back();
+      v->recvCounts.push_back(amount(k, r, count));
+      v->recvDispls.push_back(ro);
+      ro += v->recvCounts.back();
     }
+    s.variable = std::move(v);
   }
   return s;
 }
@@ -109,8 +111,8 @@ void layout(const CollShape& s, size_t* sendElems, size_t* recvElems) {
       *recvElems = c;
       break;
     case CollType::kAlltoAllv:
-      *sendElems = s.sendDispls.back() + s.sendCounts.back();
-      *recvElems = s.recvDispls.back() + s.recvCounts.back();
+      *sendElems = s.variable->sendDispls.back() + s.variable->sendCounts.back();
+      *recvElems = s.variable->recvDispls.back() + s.variable->recvCounts.back();
       break;
     default:
       *sendElems = c;
@@ -158,7 +160,7 @@ std::vector<int32_t> expected(const CollShape& s) {
       for (int k = 0; k < n; ++k) {
         size_t at = 0;
         for (int d = 0; d < r; ++d) at += amount(k, d, c);
-        for (size_t i = 0; i < s.recvCounts[k]; ++i) out[s.recvDispls[k] + i] = value(k, at + i);
+        for (size_t i = 0; i < s.variable->recvCounts[k]; ++i) out[s.variable->recvDispls[k] + i] = value(k, at + i);
       }
       break;
     case CollType::kBroadcast:
@@ -226,8 +228,8 @@ TEST_P(PlanSimulator, SendRecvRingInOneGroup) {
     execs.push_back(std::make_unique<engine::Execution>(
         r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
     engine::Binding b{bufs[r].send.data(), bufs[r].recv.data(), nullptr, nullptr, sizeof(int32_t)};
-    execs.back()->append(send->generate({CollType::kSend, n, r, count, 4, (r + 1) % n, {}, {}, {}, {}}), b);
-    execs.back()->append(recv->generate({CollType::kRecv, n, r, count, 4, (r - 1 + n) % n, {}, {}, {}, {}}), b);
+    execs.back()->append(send->generate({CollType::kSend, n, r, count, 4, (r + 1) % n, nullptr}), b);
+    execs.back()->append(recv->generate({CollType::kRecv, n, r, count, 4, (r - 1 + n) % n, nullptr}), b);
   }
   ASSERT_EQ(simulate(execs), "");
   for (int r = 0; r < n; ++r) EXPECT_EQ(bufs[r].recv[count - 1], value((r - 1 + n) % n, count - 1));

@@ -3,6 +3,7 @@
 /// ncclResult_t and a message naming the cause.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -22,26 +23,38 @@ enum class ErrorCode : int {
 };
 
 /// Result of an operation: ok, or an error code with a human-readable message.
+/// An ok Status holds no string, so creating, moving and dropping one on the hot path costs a few instructions.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(ErrorCode code, std::string message)
+      : code_(code), message_(std::make_unique<std::string>(std::move(message))) {}
+  Status(const Status& other) : code_(other.code_) {
+    if (other.message_) message_ = std::make_unique<std::string>(*other.message_);
+  }
+  Status& operator=(const Status& other) {
+    if (this != &other) *this = Status(other);
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
 
   static Status ok() { return Status(); }
 
   bool isOk() const { return code_ == ErrorCode::kOk; }
   ErrorCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return message_ ? *message_ : kNoMessage; }
 
   /// Returns this status with `context` prepended to its message (no-op when ok).
   Status withContext(const std::string& context) const {
     if (isOk()) return *this;
-    return Status(code_, context + ": " + message_);
+    return Status(code_, context + ": " + message());
   }
 
  private:
+  static inline const std::string kNoMessage;
   ErrorCode code_ = ErrorCode::kOk;
-  std::string message_;
+  std::unique_ptr<std::string> message_;
 };
 
 inline Status invalidArgument(std::string msg) { return {ErrorCode::kInvalidArgument, std::move(msg)}; }

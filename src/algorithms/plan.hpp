@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,11 @@ struct Plan {
   }
 };
 
+/// AlltoAllv's element counts and displacements, one entry per peer.
+struct VariableLayout {
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+};
+
 /// Everything an algorithm may look at. Counts are in elements; byte offsets use elemSize.
 struct CollShape {
   CollType type = CollType::kAllReduce;
@@ -72,9 +78,8 @@ struct CollShape {
   int rank = 0;
   size_t count = 0;  // per-rank element count as the NCCL call takes it
   size_t elemSize = 1;
-  int root = 0;  // root for rooted collectives, peer for send/recv
-  // AlltoAllv only: element counts and displacements per peer.
-  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+  int root = 0;                                    // root for rooted collectives, peer for send/recv
+  std::shared_ptr<const VariableLayout> variable;  // AlltoAllv only
 };
 
 using PlanGenerator = Plan (*)(const CollShape& shape);

@@ -218,8 +218,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   offsets.clear();
   size_t scratchTotal = 0;
   for (const Operation& op : ops) {
-    algo::CollShape shape{op.type, nranks_,       rank_,         op.count,      dataTypeSize(op.dtype),
-                          op.root, op.sendCounts, op.sendDispls, op.recvCounts, op.recvDispls};
+    algo::CollShape shape{op.type, nranks_, rank_, op.count, dataTypeSize(op.dtype), op.root, op.variable};
     // The algorithm is chosen once per shape (cached with its plan), not on every call.
     const algo::Plan* chosen = nullptr;
     if (op.type == algo::CollType::kAlltoAllv) {

@@ -140,10 +140,12 @@ Status Communicator::alltoAllv(const void* send, const size_t* sendCounts, const
   }
   Operation op = makeOp(CollType::kAlltoAllv, send, recv, 0, type);
   const size_t n = static_cast<size_t>(size());
-  op.sendCounts.assign(sendCounts, sendCounts + n);
-  op.sendDispls.assign(sendDispls, sendDispls + n);
-  op.recvCounts.assign(recvCounts, recvCounts + n);
-  op.recvDispls.assign(recvDispls, recvDispls + n);
+  auto layout = std::make_shared<algo::VariableLayout>();
+  layout->sendCounts.assign(sendCounts, sendCounts + n);
+  layout->sendDispls.assign(sendDispls, sendDispls + n);
+  layout->recvCounts.assign(recvCounts, recvCounts + n);
+  layout->recvDispls.assign(recvDispls, recvDispls + n);
+  op.variable = std::move(layout);
   return run(*impl_, std::move(op));
 }
 Status Communicator::broadcast(const void* send, void* recv, size_t count, DataType type, int root) {

@@ -11,12 +11,14 @@ namespace chorus {
 namespace {
 
 struct GroupState {
-  int depth = 0;
   std::vector<std::function<Status()>> inits;
   std::vector<std::pair<CommImpl*, Operation>> ops;
 };
 
 thread_local GroupState tGroup;
+// Apart from tGroup so that the check on every call is one load: a trivial thread_local in the initial-exec model
+// needs no TLS lookup call.
+[[gnu::tls_model("initial-exec")]] thread_local int tGroupDepth = 0;
 
 // Inits are collective: ranks created from one thread must run them concurrently.
 Status runInits(std::vector<std::function<Status()>>& inits) {
@@ -56,19 +58,19 @@ Status runOperations(std::vector<std::pair<CommImpl*, Operation>>& queued) {
 }  // namespace
 
 namespace group {
-bool active() { return tGroup.depth > 0; }
+bool active() { return tGroupDepth > 0; }
 void deferInit(std::function<Status()> init) { tGroup.inits.push_back(std::move(init)); }
 void deferOperation(CommImpl* comm, Operation op) { tGroup.ops.emplace_back(comm, std::move(op)); }
 }  // namespace group
 
 Status groupStart() {
-  ++tGroup.depth;
+  ++tGroupDepth;
   return Status::ok();
 }
 
 Status groupEnd() {
-  if (tGroup.depth == 0) return invalidUsage("groupEnd without a matching groupStart");
-  if (--tGroup.depth > 0) return Status::ok();
+  if (tGroupDepth == 0) return invalidUsage("groupEnd without a matching groupStart");
+  if (--tGroupDepth > 0) return Status::ok();
   auto inits = std::move(tGroup.inits);
   auto ops = std::move(tGroup.ops);
   tGroup.inits.clear();

@@ -58,14 +58,15 @@ Status validate(const Operation& op, int rank, int nranks) {
   }
   if (op.type == CollType::kAlltoAllv) {
     const size_t n = static_cast<size_t>(nranks);
-    if (op.sendCounts.size() != n || op.sendDispls.size() != n || op.recvCounts.size() != n ||
-        op.recvDispls.size() != n) {
+    const algo::VariableLayout* v = op.variable.get();
+    if (!v || v->sendCounts.size() != n || v->sendDispls.size() != n || v->recvCounts.size() != n ||
+        v->recvDispls.size() != n) {
       return invalidArgument("AlltoAllv: counts and displacements must have one entry per rank");
     }
     size_t sendTotal = 0, recvTotal = 0;
     for (size_t i = 0; i < n; ++i) {
-      sendTotal += op.sendCounts[i];
-      recvTotal += op.recvCounts[i];
+      sendTotal += v->sendCounts[i];
+      recvTotal += v->recvCounts[i];
     }
     if ((sendTotal > 0 && !op.send) || (recvTotal > 0 && !op.recv)) {
       return invalidArgument("AlltoAllv: null buffer with non-zero counts");

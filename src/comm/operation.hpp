@@ -1,7 +1,7 @@
 // One collective or point-to-point call as data, before it becomes a plan; and its argument checks.
 #pragma once
 
-#include <vector>
+#include <memory>
 
 #include "algorithms/plan.hpp"
 #include "chorus/status.hpp"
@@ -16,8 +16,8 @@ struct Operation {
   size_t count = 0;
   DataType dtype = DataType::kFloat32;
   RedOp op;
-  int root = 0;                                                        // root, or the peer of send/recv
-  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;  // AlltoAllv
+  int root = 0;                                          // root, or the peer of send/recv
+  std::shared_ptr<const algo::VariableLayout> variable;  // AlltoAllv only; shared so an Operation copies cheaply
 };
 
 /// Checks the arguments of `op` for a rank of a communicator of `nranks`; the message names the bad argument.

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <optional>
 #include <thread>
 
 #include "core/deadline.hpp"
@@ -407,46 +406,44 @@ std::string Execution::pendingPeers() const {
   return out.empty() ? "none" : out;
 }
 
-Status run(std::span<Execution* const> executions) {
+namespace {
+
+Status failure(const Execution* e, const Status& st) {
+  Status out =
+      st.withContext(e->description() + " on rank " + std::to_string(e->rank()) + ", waiting for " + e->pendingPeers());
+  CHORUS_WARN(kEngine, "%s", out.message().c_str());
+  return out;
+}
+
+// One progress round over every unfinished execution.
+Status round(std::span<Execution* const> executions, bool* allDone, bool* moved) {
+  *allDone = true;
+  for (Execution* e : executions) {
+    if (e->done()) continue;
+    *allDone = false;
+    Status st = e->advance(moved);
+    if (st.isOk()) st = e->pollConnections(false, moved);
+    if (!st.isOk()) return failure(e, st);
+  }
+  return Status::ok();
+}
+
+// The wait after the spin: yields the core (or sleeps in poll() on sockets), checks that the peers live, and ends
+// with an error at the deadline.
+Status waitPastSpin(std::span<Execution* const> executions) {
   const Settings& cfg = settings();
-  int64_t spin = executions.empty() ? 0 : executions[0]->spinIterations();
-  for (const Execution* e : executions) spin = std::min(spin, e->spinIterations());
-  // Clocks are read only once a wait outlasts the spin: the fast path makes no system call. The deadline counts
-  // from the first such wait.
-  std::optional<Deadline> deadline;
-  std::chrono::steady_clock::time_point lastLiveness, idleSince;
-  int64_t idle = 0;
+  const auto idleSince = std::chrono::steady_clock::now();
+  const Deadline deadline = Deadline::after(cfg.timeoutSeconds);
+  auto lastLiveness = idleSince;
   std::vector<pollfd> pollFds;
-  auto fail = [](const Execution* e, const Status& st) {
-    Status out = st.withContext(e->description() + " on rank " + std::to_string(e->rank()) + ", waiting for " +
-                                e->pendingPeers());
-    CHORUS_WARN(kEngine, "%s", out.message().c_str());
-    return out;
-  };
-  while (true) {
-    bool allDone = true, moved = false;
-    for (Execution* e : executions) {
-      if (e->done()) continue;
-      allDone = false;
-      Status st = e->advance(&moved);
-      if (st.isOk()) st = e->pollConnections(false, &moved);
-      if (!st.isOk()) return fail(e, st);
-    }
+  for (uint64_t idle = 1;; ++idle) {
+    bool allDone = false, moved = false;
+    CHORUS_TRY(round(executions, &allDone, &moved));
     if (allDone) return Status::ok();
     if (moved) {
       idle = 0;
       continue;
     }
-    if (++idle < spin) continue;
-    if (idle == spin) {
-      idleSince = std::chrono::steady_clock::now();
-      if (!deadline) {
-        deadline = Deadline::after(cfg.timeoutSeconds);
-        lastLiveness = idleSince;
-      }
-    }
-    // Past the spin: sleep in poll() when everything we wait for is a socket, else yield so that oversubscribed
-    // ranks (more ranks than cores) get the core.
     if ((idle & 63) != 0) {
       pollFds.clear();
       bool sockets = true;
@@ -466,18 +463,33 @@ Status run(std::span<Execution* const> executions) {
         if (e->done()) continue;
         bool ignored = false;
         Status st = e->pollConnections(true, &ignored);
-        if (!st.isOk()) return fail(e, st);
+        if (!st.isOk()) return failure(e, st);
       }
     }
-    if (deadline->expired()) {
+    if (deadline.expired()) {
       for (Execution* e : executions) {
         if (!e->done()) {
-          return fail(e, timeoutError("timed out after " + std::to_string(static_cast<int>(cfg.timeoutSeconds)) +
-                                      " s (CHORUS_TIMEOUT)"));
+          return failure(e, timeoutError("timed out after " + std::to_string(static_cast<int>(cfg.timeoutSeconds)) +
+                                         " s (CHORUS_TIMEOUT)"));
         }
       }
     }
   }
+}
+
+}  // namespace
+
+Status run(std::span<Execution* const> executions) {
+  int64_t spin = executions.empty() ? 0 : executions[0]->spinIterations();
+  for (const Execution* e : executions) spin = std::min(spin, e->spinIterations());
+  // Spin first: this path reads no clock and makes no system call. The deadline counts from the end of the spin.
+  for (int64_t idle = 0; idle < spin;) {
+    bool allDone = false, moved = false;
+    CHORUS_TRY(round(executions, &allDone, &moved));
+    if (allDone) return Status::ok();
+    idle = moved ? 0 : idle + 1;
+  }
+  return waitPastSpin(executions);
 }
 
 }  // namespace chorus::engine

@@ -30,9 +30,10 @@ Plan pairwiseAlltoAll(const CollShape& s) {
 
 Plan pairwiseAlltoAllv(const CollShape& s) {
   const size_t e = s.elemSize;
+  const VariableLayout& v = *s.variable;
   return pairwise(
-      s, [&](int peer) { return s.sendDispls[peer] * e; }, [&](int peer) { return s.sendCounts[peer] * e; },
-      [&](int peer) { return s.recvDispls[peer] * e; }, [&](int peer) { return s.recvCounts[peer] * e; });
+      s, [&](int peer) { return v.sendDispls[peer] * e; }, [&](int peer) { return v.sendCounts[peer] * e; },
+      [&](int peer) { return v.recvDispls[peer] * e; }, [&](int peer) { return v.recvCounts[peer] * e; });
 }
 
 }  // namespace
