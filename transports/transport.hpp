@@ -80,7 +80,6 @@ struct PeerInfo {
   std::string hostId;  // hostname + boot id, or CHORUS_HOST_ID
   int pid = 0;
   uint64_t processToken = 0;  // distinguishes processes (and process lifetimes) across hosts
-  int cores = 1;              // online cores of its host
   std::string tcpAddress;     // ip:port of this rank's tcp listener
 };
 

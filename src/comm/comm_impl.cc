@@ -11,6 +11,9 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "kernels/reduce.hpp"
+#include "topology/graph_xml.hpp"
+#include "topology/local_host.hpp"
+#include "topology/system.hpp"
 #include "transports/fifo_connection.hpp"
 #include "tuner/choice.hpp"
 
@@ -23,26 +26,20 @@ namespace {
 
 std::string encode(const PeerInfo& p) {
   std::ostringstream os;
-  os << p.rank << '\n'
-     << p.hostId << '\n'
-     << p.pid << '\n'
-     << p.processToken << '\n'
-     << p.cores << '\n'
-     << p.tcpAddress;
+  os << p.rank << '\n' << p.hostId << '\n' << p.pid << '\n' << p.processToken << '\n' << p.tcpAddress;
   return os.str();
 }
 
 Status decode(const std::string& blob, PeerInfo* p) {
   std::istringstream is(blob);
-  std::string rank, pid, token, cores;
+  std::string rank, pid, token;
   if (!std::getline(is, rank) || !std::getline(is, p->hostId) || !std::getline(is, pid) || !std::getline(is, token) ||
-      !std::getline(is, cores) || !std::getline(is, p->tcpAddress)) {
+      !std::getline(is, p->tcpAddress)) {
     return internalError("malformed peer info from the bootstrap store");
   }
   p->rank = std::stoi(rank);
   p->pid = std::stoi(pid);
   p->processToken = std::stoull(token);
-  p->cores = std::stoi(cores);
   return Status::ok();
 }
 
@@ -90,7 +87,6 @@ Status CommImpl::connectPeers() {
   mine.hostId = bootstrap::hostId();
   mine.pid = getpid();
   mine.processToken = bootstrap::processToken();
-  mine.cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   CHORUS_TRY(transport::makeTcpTransport(&tcp_, &mine.tcpAddress));
 
   std::vector<std::string> blobs;
@@ -154,20 +150,45 @@ Status CommImpl::connectPeers() {
   }
   tcp_.reset();  // all tcp connections exist now: close the listener
 
+  CHORUS_TRY(buildSystem());
   // Spinning only pays when every rank of this host has a core; otherwise a spinning rank steals the time slice
   // of the rank it waits for, so waiters yield almost at once (measured best: 16 polls at 4 ranks on 2 cores).
-  std::map<std::string, std::pair<int, int>> hosts;  // host -> (ranks, cores)
-  for (const PeerInfo& p : peers_) {
-    auto& [ranks, cores] = hosts.emplace(p.hostId, std::make_pair(0, p.cores)).first->second;
-    ++ranks;
-    cores = std::min(cores, p.cores);
-  }
-  const auto [localRanks, localCores] = hosts[mine.hostId];
+  const int myHost = hostOfRank_[rank_];
+  const int localRanks = static_cast<int>(std::count(hostOfRank_.begin(), hostOfRank_.end(), myHost));
+  const int localCores = system_.node(system_.find(topology::NodeKind::kHost)[myHost]).cores;
   spinIterations_ = cfg.spinIterations > 0 ? cfg.spinIterations : (localRanks > localCores ? 16 : 20000);
-  // The tuner needs the same answer on every rank: oversubscribed if any host is.
-  placement_.oversubscribed = false;
-  for (const auto& [host, load] : hosts) placement_.oversubscribed |= load.first > load.second;
   return bootstrap_->barrier("ready");
+}
+
+Status CommImpl::buildSystem() {
+  // Hosts in the order of their first rank; that rank sends its host's graph, the others send nothing.
+  std::map<std::string, int> hostIndex;
+  hostOfRank_.assign(nranks_, 0);
+  for (int r = 0; r < nranks_; ++r) {
+    hostOfRank_[r] = hostIndex.emplace(peers_[r].hostId, static_cast<int>(hostIndex.size())).first->second;
+  }
+  const bool sender =
+      std::find(hostOfRank_.begin(), hostOfRank_.end(), hostOfRank_[rank_]) - hostOfRank_.begin() == rank_;
+  std::string mine;
+  if (sender) {
+    const topology::SystemGraph* local = nullptr;
+    CHORUS_TRY(topology::localHost(&local));
+    mine = topology::exportGraphXml(*local);
+  }
+  std::vector<std::string> blobs;
+  CHORUS_TRY(bootstrap_->allGather("topology", mine, &blobs));
+  std::vector<topology::SystemGraph> hosts(hostIndex.size());
+  std::vector<int> ranksPerHost(hostIndex.size(), 0);
+  for (int r = 0; r < nranks_; ++r) {
+    ++ranksPerHost[hostOfRank_[r]];
+    if (blobs[r].empty()) continue;
+    Status st = topology::importGraphXml(blobs[r], &hosts[hostOfRank_[r]]);
+    if (!st.isOk()) return st.withContext("topology of rank " + std::to_string(r) + "'s host");
+  }
+  system_ = topology::joinHosts(hosts);
+  // The tuner needs the same answer on every rank: oversubscribed if any host is.
+  placement_.oversubscribed = topology::oversubscribed(system_, ranksPerHost);
+  return Status::ok();
 }
 
 std::byte* CommImpl::scratch(size_t bytes) {

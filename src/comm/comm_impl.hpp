@@ -14,6 +14,7 @@
 #include "comm/async_worker.hpp"
 #include "comm/operation.hpp"
 #include "engine/execution.hpp"
+#include "topology/graph.hpp"
 #include "transports/transport.hpp"
 #include "tuner/choice.hpp"
 
@@ -54,6 +55,8 @@ class CommImpl {
 
  private:
   Status connectPeers();
+  /// Exchanges the hosts' topologies and joins them into system_ (the same graph on every rank).
+  Status buildSystem();
   transport::Connection* connection(int peer) { return connections_[peer].get(); }
   std::byte* scratch(size_t bytes);
   /// The plan of `shape`, generated once and kept (plans depend only on the shape, not on the buffers); null when
@@ -73,6 +76,8 @@ class CommImpl {
   uint64_t sequence_ = 0;
   int splits_ = 0;
   int64_t spinIterations_ = 0;  // CHORUS_SPIN, or a short spin when this host has more ranks than cores
+  topology::SystemGraph system_;
+  std::vector<int> hostOfRank_;  // index of each rank's host among system_'s host nodes
   tuner::Placement placement_;
   std::mutex executionMutex_;
   std::vector<std::byte> scratch_;

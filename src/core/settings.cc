@@ -26,6 +26,8 @@ const std::vector<SettingDoc> kDocs = {
      "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off"},
     {"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
     {"CHORUS_ALGO", "", "", "comma list of algorithm names to use where a collective has them (e.g. ring,one_shot)"},
+    {"CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "",
+     "this host's topology from a file (chorus, NCCL or hwloc XML) instead of hwloc discovery"},
     {"CHORUS_SPIN", "", "auto",
      "polls before a waiting rank yields its core (auto: 20000, or 16 when ranks outnumber cores)"},
 };
@@ -72,6 +74,7 @@ Settings parse() {
   s.directThreshold = direct && *direct ? std::max<int64_t>(0, strtoll(direct, nullptr, 0)) : int64_t{1} << 20;
   s.shmCma = integer("CHORUS_SHM_CMA", 0) > 0;
   s.algorithm = str("CHORUS_ALGO", "", "");
+  s.topoFile = str("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "");
   return s;
 }
 

@@ -25,6 +25,7 @@ struct Settings {
   int64_t directThreshold = 0;      // CHORUS_DIRECT_THRESHOLD (0: direct transfers off)
   bool shmCma = false;              // CHORUS_SHM_CMA
   std::string algorithm;            // CHORUS_ALGO
+  std::string topoFile;             // CHORUS_TOPO_FILE / NCCL_TOPO_FILE
 };
 
 /// One documented setting, for chorus-info and the README.

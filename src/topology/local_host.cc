@@ -1,0 +1,37 @@
+#include "topology/local_host.hpp"
+
+#include <mutex>
+
+#include "bootstrap/host_id.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
+#include "topology/hwloc_import.hpp"
+#include "topology/system.hpp"
+
+namespace chorus::topology {
+
+Status localHost(const SystemGraph** out) {
+  static std::once_flag once;
+  static SystemGraph graph;
+  static Status status;
+  std::call_once(once, [] {
+    const std::string host = bootstrap::hostId();
+    const std::string& file = settings().topoFile;
+    status = file.empty() ? discoverLocalHost(host, &graph) : loadTopologyFile(file, host, &graph);
+    if (status.isOk() && graph.count(NodeKind::kHost) != 1) {
+      status = invalidArgument("topology file " + file + " describes " + std::to_string(graph.count(NodeKind::kHost)) +
+                               " hosts; this host needs one");
+    }
+    if (status.isOk()) {
+      // A file names its host its own way; the system graph names hosts by their identity.
+      graph.node(graph.find(NodeKind::kHost).front()).name = host;
+      CHORUS_INFO(kInit, "topology of %s: %d cores, %d NUMA domains, %d GPUs, %d NICs", host.c_str(),
+                  graph.node(graph.find(NodeKind::kHost).front()).cores, graph.count(NodeKind::kCpu),
+                  graph.count(NodeKind::kGpu), graph.count(NodeKind::kNic));
+    }
+  });
+  *out = &graph;
+  return status;
+}
+
+}  // namespace chorus::topology
