@@ -72,7 +72,7 @@ struct RankBuffers {
 size_t amount(int s, int d, size_t count) { return ((static_cast<size_t>(s + d) + count) % 3) * count; }
 
 CollShape shapeFor(CollType coll, int n, int r, size_t count) {
-  CollShape s{coll, n, r, count, sizeof(int32_t), static_cast<int>(count % n), nullptr};
+  CollShape s{coll, n, r, count, sizeof(int32_t), static_cast<int>(count % n), nullptr, nullptr};
   if (coll == CollType::kAlltoAllv) {
     auto v = std::make_shared<algo::VariableLayout>();
     size_t so = 0, ro = 0;
@@ -175,6 +175,41 @@ std::vector<int32_t> expected(const CollShape& s) {
   return out;
 }
 
+// Runs algorithm `a` on n simulated ranks (on `hosts`, or one host when null); "" or what went wrong.
+std::string simulateAlgorithm(const Algorithm& a, int n, size_t count,
+                              const std::shared_ptr<const std::vector<int>>& hosts) {
+  Mesh mesh(n);
+  std::vector<RankBuffers> bufs(n);
+  std::vector<Plan> plans(n);
+  std::vector<std::unique_ptr<engine::Execution>> execs;
+  for (int r = 0; r < n; ++r) {
+    CollShape shape = shapeFor(a.coll, n, r, count);
+    shape.hostOfRank = hosts;
+    size_t sendElems, recvElems;
+    layout(shape, &sendElems, &recvElems);
+    bufs[r].send.resize(sendElems);
+    for (size_t i = 0; i < sendElems; ++i) bufs[r].send[i] = value(r, i);
+    bufs[r].recv.assign(recvElems, -1);
+    plans[r] = a.generate(shape);
+    bufs[r].scratch.resize(plans[r].scratchBytes / sizeof(int32_t) + 1);
+    execs.push_back(std::make_unique<engine::Execution>(
+        r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
+    execs.back()->reset(a.name, 0);
+    engine::Binding b{bufs[r].send.data(), bufs[r].recv.data(), bufs[r].scratch.data(),
+                      kernels::reduceFunction(DataType::kInt32, RedOpKind::kSum), sizeof(int32_t)};
+    execs.back()->append(plans[r], b);
+  }
+  const std::string where =
+      std::string(collName(a.coll)) + "/" + a.name + " n=" + std::to_string(n) + " count=" + std::to_string(count);
+  std::string error = simulate(execs);
+  if (!error.empty()) return where + ": " + error;
+  for (int r = 0; r < n; ++r) {
+    if (bufs[r].recv != expected(shapeFor(a.coll, n, r, count)))
+      return where + ": wrong result on rank " + std::to_string(r);
+  }
+  return "";
+}
+
 class PlanSimulator : public ::testing::TestWithParam<int> {};
 
 TEST_P(PlanSimulator, EveryAlgorithmDeliversTheExactResultWithoutDeadlock) {
@@ -182,31 +217,29 @@ TEST_P(PlanSimulator, EveryAlgorithmDeliversTheExactResultWithoutDeadlock) {
   for (const Algorithm& a : algorithms()) {
     if (a.coll == CollType::kSend || a.coll == CollType::kRecv) continue;
     for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{13}, size_t{1000}}) {
-      Mesh mesh(n);
-      std::vector<RankBuffers> bufs(n);
-      std::vector<Plan> plans(n);
-      std::vector<std::unique_ptr<engine::Execution>> execs;
-      for (int r = 0; r < n; ++r) {
-        CollShape shape = shapeFor(a.coll, n, r, count);
-        size_t sendElems, recvElems;
-        layout(shape, &sendElems, &recvElems);
-        bufs[r].send.resize(sendElems);
-        for (size_t i = 0; i < sendElems; ++i) bufs[r].send[i] = value(r, i);
-        bufs[r].recv.assign(recvElems, -1);
-        plans[r] = a.generate(shape);
-        bufs[r].scratch.resize(plans[r].scratchBytes / sizeof(int32_t) + 1);
-        execs.push_back(std::make_unique<engine::Execution>(
-            r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
-        execs.back()->reset(a.name, 0);
-        engine::Binding b{bufs[r].send.data(), bufs[r].recv.data(), bufs[r].scratch.data(),
-                          kernels::reduceFunction(DataType::kInt32, RedOpKind::kSum), sizeof(int32_t)};
-        execs.back()->append(plans[r], b);
-      }
-      std::string error = simulate(execs);
-      ASSERT_EQ(error, "") << collName(a.coll) << "/" << a.name << " n=" << n << " count=" << count;
-      for (int r = 0; r < n; ++r) {
-        ASSERT_EQ(bufs[r].recv, expected(shapeFor(a.coll, n, r, count)))
-            << collName(a.coll) << "/" << a.name << " n=" << n << " count=" << count << " rank " << r;
+      ASSERT_EQ(simulateAlgorithm(a, n, count, nullptr), "");
+    }
+  }
+}
+
+// Hierarchical algorithms on every split of n ranks into H >= 2 hosts of L >= 2: ranks in blocks per host, and
+// dealt round-robin (a host's ranks are not contiguous).
+TEST_P(PlanSimulator, HierarchicalAlgorithmsOnEveryHostSplit) {
+  const int n = GetParam();
+  for (int hosts = 2; hosts <= n / 2; ++hosts) {
+    if (n % hosts != 0) continue;
+    const int perHost = n / hosts;
+    for (bool blocked : {true, false}) {
+      auto layout = std::make_shared<std::vector<int>>(n);
+      for (int r = 0; r < n; ++r) (*layout)[r] = blocked ? r / perHost : r % hosts;
+      for (const Algorithm& a : algorithms()) {
+        CollShape probe = shapeFor(a.coll, n, 0, 1);
+        probe.hostOfRank = layout;
+        if (!a.applies || !a.appliesTo(probe)) continue;
+        for (size_t count : {size_t{0}, size_t{1}, size_t{13}, size_t{1000}}) {
+          ASSERT_EQ(simulateAlgorithm(a, n, count, layout), "")
+              << hosts << " hosts, " << (blocked ? "blocked" : "dealt");
+        }
       }
     }
   }
@@ -228,8 +261,8 @@ TEST_P(PlanSimulator, SendRecvRingInOneGroup) {
     execs.push_back(std::make_unique<engine::Execution>(
         r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
     engine::Binding b{bufs[r].send.data(), bufs[r].recv.data(), nullptr, nullptr, sizeof(int32_t)};
-    execs.back()->append(send->generate({CollType::kSend, n, r, count, 4, (r + 1) % n, nullptr}), b);
-    execs.back()->append(recv->generate({CollType::kRecv, n, r, count, 4, (r - 1 + n) % n, nullptr}), b);
+    execs.back()->append(send->generate({CollType::kSend, n, r, count, 4, (r + 1) % n, nullptr, nullptr}), b);
+    execs.back()->append(recv->generate({CollType::kRecv, n, r, count, 4, (r - 1 + n) % n, nullptr, nullptr}), b);
   }
   ASSERT_EQ(simulate(execs), "");
   for (int r = 0; r < n; ++r) EXPECT_EQ(bufs[r].recv[count - 1], value((r - 1 + n) % n, count - 1));

@@ -54,6 +54,9 @@ struct Step {
   /// Index of an earlier step of this plan whose output this step reads. The engine lets this step process only
   /// as many bytes as the dependency has finished, which is what pipelines chunks through a ring or chain.
   int dep = -1;
+  /// Index of an earlier step that still reads bytes this step overwrites: this step starts only once that one has
+  /// finished entirely (for a transfer read straight from this rank's buffer, once the peer has read it all).
+  int after = -1;
 };
 
 struct Plan {
@@ -80,14 +83,20 @@ struct CollShape {
   size_t elemSize = 1;
   int root = 0;                                    // root for rooted collectives, peer for send/recv
   std::shared_ptr<const VariableLayout> variable;  // AlltoAllv only
+  /// The host of each rank, numbered 0.. in order of first appearance; null when all ranks share one host.
+  std::shared_ptr<const std::vector<int>> hostOfRank;
 };
 
 using PlanGenerator = Plan (*)(const CollShape& shape);
+using Applicability = bool (*)(const CollShape& shape);
 
 struct Algorithm {
   const char* name;
   CollType coll;
   PlanGenerator generate;
+  /// Whether the algorithm can run `shape` (null: any shape); the tuner only considers those that can.
+  Applicability applies = nullptr;
+  bool appliesTo(const CollShape& shape) const { return !applies || applies(shape); }
 };
 
 /// Registers an algorithm at static-initialisation time (one file per algorithm, no central list to edit).
@@ -96,6 +105,9 @@ struct AlgorithmRegistrar {
 };
 #define CHORUS_REGISTER_ALGORITHM(ident, name, coll, fn) \
   static const ::chorus::algo::AlgorithmRegistrar ident##_registrar({name, coll, fn})
+/// An algorithm that only some shapes can run (e.g. hierarchical ones need the same rank count on every host).
+#define CHORUS_REGISTER_ALGORITHM_IF(ident, name, coll, fn, applies) \
+  static const ::chorus::algo::AlgorithmRegistrar ident##_registrar({name, coll, fn, applies})
 
 const std::vector<Algorithm>& algorithms();
 /// The algorithm for `coll`: by name when `name` is non-empty, else the default. Null when none matches.

@@ -186,6 +186,7 @@ Status CommImpl::buildSystem() {
     if (!st.isOk()) return st.withContext("topology of rank " + std::to_string(r) + "'s host");
   }
   system_ = topology::joinHosts(hosts);
+  hostLayout_ = std::make_shared<const std::vector<int>>(hostOfRank_);
   // The tuner needs the same answer on every rank: oversubscribed if any host is.
   placement_.oversubscribed = topology::oversubscribed(system_, ranksPerHost);
   return Status::ok();
@@ -239,7 +240,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   offsets.clear();
   size_t scratchTotal = 0;
   for (const Operation& op : ops) {
-    algo::CollShape shape{op.type, nranks_, rank_, op.count, dataTypeSize(op.dtype), op.root, op.variable};
+    algo::CollShape shape{op.type, nranks_, rank_, op.count, dataTypeSize(op.dtype), op.root, op.variable, hostLayout_};
     // The algorithm is chosen once per shape (cached with its plan), not on every call.
     const algo::Plan* chosen = nullptr;
     if (op.type == algo::CollType::kAlltoAllv) {

@@ -77,7 +77,8 @@ class CommImpl {
   int splits_ = 0;
   int64_t spinIterations_ = 0;  // CHORUS_SPIN, or a short spin when this host has more ranks than cores
   topology::SystemGraph system_;
-  std::vector<int> hostOfRank_;  // index of each rank's host among system_'s host nodes
+  std::vector<int> hostOfRank_;                         // index of each rank's host among system_'s host nodes
+  std::shared_ptr<const std::vector<int>> hostLayout_;  // the same, as the plans' shapes carry it
   tuner::Placement placement_;
   std::mutex executionMutex_;
   std::vector<std::byte> scratch_;

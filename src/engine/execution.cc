@@ -125,6 +125,7 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
     transport::Connection* c = transfer ? queues(s.peer).connection : nullptr;
     w.direct = transfer && directThreshold_ > 0 && s.bytes >= directThreshold_ && c->directCapable();
     w.small = transfer && s.bytes > 0 && s.bytes <= std::min(kSmallBuffer, c->smallMessageLimit());
+    w.after = s.after < 0 ? -1 : s.after + base;
     const int index = static_cast<int>(work_.size());
     work_.push_back(w);
     ++remaining_;
@@ -140,6 +141,7 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
 }
 
 size_t Execution::depLimit(const Work& w) const {
+  if (w.after >= 0 && !work_[w.after].complete) return 0;
   if (w.dep < 0) return w.bytes;
   const Work& d = work_[w.dep];
   return d.complete ? w.bytes : std::min(w.bytes, d.wire);
@@ -278,7 +280,10 @@ Status Execution::advanceSend(Work& w, transport::Connection* c, bool* moved) {
     w.wire += n;
     *moved = true;
   }
-  if (w.wire == total) finish(w);
+  if (w.wire == total) {
+    finish(w);
+    *moved = true;  // an empty step finishes without moving a byte, but it is progress
+  }
   return Status::ok();
 }
 
@@ -324,7 +329,10 @@ Status Execution::advanceRecv(Work& w, PeerQueues& q, bool* moved) {
     w.wire += n;
     *moved = true;
   }
-  if (w.wire == total) finish(w);
+  if (w.wire == total) {
+    finish(w);
+    *moved = true;  // an empty step finishes without moving a byte, but it is progress
+  }
   return Status::ok();
 }
 
@@ -334,7 +342,7 @@ Status Execution::advance(bool* moved) {
   }
   for (int index : locals_) {
     Work& w = work_[index];
-    if (w.complete || (w.dep >= 0 && !work_[w.dep].complete)) continue;
+    if (w.complete || (w.dep >= 0 && !work_[w.dep].complete) || (w.after >= 0 && !work_[w.after].complete)) continue;
     if (w.kind == StepKind::kReduceLocal) {
       w.reduce(w.dst, w.dst, w.src, w.bytes / w.elemSize);
     } else if (w.dst != w.src && w.bytes > 0) {
