@@ -1,25 +1,166 @@
-// chorus-info: every setting with its current value and documentation, and the algorithm catalogue.
+// chorus-info: every setting with its current value and documentation, the algorithm catalogue, and the
+// selector's choice table (algorithm and predicted time per collective and size) for a rank count and topology.
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "algorithms/plan.hpp"
+#include "bootstrap/host_id.hpp"
 #include "core/settings.hpp"
 #include "nccl.h"
+#include "topology/hwloc_import.hpp"
+#include "topology/system.hpp"
+#include "tuner/choice.hpp"
+#include "tuner/costs.hpp"
 
-int main() {
-  int version = 0;
-  ncclGetVersion(&version);
-  printf("chorus: NCCL-compatible C API %d (libnccl.so.2), host memory collectives\n\n", version);
+using namespace chorus;
+
+namespace {
+
+void usage() {
+  printf(
+      "usage: chorus-info [--ranks N] [--hosts H] [--topo FILE] [--tuning FILE] [--all]\n"
+      "  --ranks N      ranks of the communicator for the choice table (default 2)\n"
+      "  --hosts H      spread them over H hosts alike to this one (default 1)\n"
+      "  --topo FILE    the host's topology from FILE instead of hwloc discovery\n"
+      "  --tuning FILE  the alpha/beta table of chorus-tune (default: CHORUS_TUNING_FILE)\n"
+      "  --all          print every applicable algorithm's predicted time, not only the choice\n");
+}
+
+std::string sizeText(size_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (bytes >= 1024 && bytes % 1024 == 0 && u < 3) {
+    bytes /= 1024;
+    ++u;
+  }
+  return std::to_string(bytes) + " " + units[u];
+}
+
+void printSettings() {
   printf("Settings (environment; the NCCL name is honoured too where given):\n");
-  for (const auto& s : chorus::settingDocs()) {
-    const std::string value = chorus::rawSettingValue(s);
+  for (const auto& s : settingDocs()) {
+    const std::string value = rawSettingValue(s);
     std::string names = s.name;
     if (*s.alias) names += " (" + std::string(s.alias) + ")";
     printf("  %-40s = %-10s default %-8s %s\n", names.c_str(), value.c_str(), *s.defaultValue ? s.defaultValue : "-",
            s.doc);
   }
   printf("\nAlgorithms (collective: name):\n");
-  for (const auto& a : chorus::algo::algorithms()) printf("  %-14s %s\n", chorus::algo::collName(a.coll), a.name);
+  for (const auto& a : algo::algorithms()) {
+    printf("  %-14s %-13s%s\n", algo::collName(a.coll), a.name,
+           a.applies ? " (needs the same number of ranks on 2+ hosts)" : "");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int ranks = 2, hosts = 1;
+  bool all = false;
+  std::string topo, tuning = settings().tuningFile;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "chorus-info: %s needs a value\n", arg.c_str());
+        exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--ranks" || arg == "--hosts") {
+      const std::string v = value();
+      char* end = nullptr;
+      const long n = strtol(v.c_str(), &end, 10);
+      if (*end != '\0' || n < 1 || n > 4096) {
+        fprintf(stderr, "chorus-info: %s needs a positive integer, not '%s'\n", arg.c_str(), v.c_str());
+        return 2;
+      }
+      (arg == "--ranks" ? ranks : hosts) = static_cast<int>(n);
+    } else if (arg == "--topo") {
+      topo = value();
+    } else if (arg == "--tuning") {
+      tuning = value();
+    } else if (arg == "--all") {
+      all = true;
+    } else if (arg == "-h" || arg == "--help") {
+      usage();
+      return 0;
+    } else {
+      fprintf(stderr, "chorus-info: unknown argument '%s'\n", arg.c_str());
+      usage();
+      return 2;
+    }
+  }
+  if (ranks % hosts != 0) {
+    fprintf(stderr, "chorus-info: %d ranks do not split evenly over %d hosts\n", ranks, hosts);
+    return 2;
+  }
+
+  int version = 0;
+  ncclGetVersion(&version);
+  printf("chorus: NCCL-compatible C API %d (libnccl.so.2), host memory collectives\n\n", version);
+  printSettings();
+
+  topology::SystemGraph host;
+  Status st = topo.empty() ? topology::discoverLocalHost(bootstrap::hostId(), &host)
+                           : topology::loadTopologyFile(topo, "host", &host);
+  tuner::Selector selector;
+  tuner::CostTable costs;
+  if (st.isOk()) {
+    const topology::SystemGraph system = hosts > 1 ? topology::replicateHost(host, hosts) : host;
+    costs = tuner::defaultCosts(system);
+    if (!tuning.empty()) {
+      std::ifstream in(tuning);
+      std::ostringstream text;
+      text << in.rdbuf();
+      st = in ? tuner::parseTuning(text.str(), &costs) : invalidArgument("cannot open " + tuning);
+    }
+    const std::vector<int> perHost(hosts, ranks / hosts);
+    selector.costs = tuner::costInputs(costs, topology::oversubscribed(system, perHost));
+  }
+  if (st.isOk()) st = tuner::rulesFromSettings(&selector.rules);
+  if (!st.isOk()) {
+    fprintf(stderr, "chorus-info: %s\n", st.message().c_str());
+    return 1;
+  }
+
+  printf("\nChoice table for %d ranks on %d host%s (%s), float32; sizes as the perf tools count them.\n", ranks, hosts,
+         hosts > 1 ? "s" : "", selector.costs.roundPenalty > 0 ? "more ranks than cores" : "a core per rank");
+  printf(
+      "Costs: intra-host alpha %.3g us beta %.3g GB/s, inter-host alpha %.3g us beta %.3g GB/s, reduce %.3g GB/s%s\n",
+      costs.intra.alpha, costs.intra.beta, costs.inter.alpha, costs.inter.beta, costs.reduceGBps,
+      tuning.empty() ? " (defaults)" : (" (" + tuning + ")").c_str());
+  auto layout = std::make_shared<std::vector<int>>(ranks);
+  for (int r = 0; r < ranks; ++r) (*layout)[r] = r / (ranks / hosts);
+  for (algo::CollType coll : {algo::CollType::kAllReduce, algo::CollType::kReduceScatter, algo::CollType::kAllGather,
+                              algo::CollType::kAlltoAll, algo::CollType::kBroadcast, algo::CollType::kReduce}) {
+    printf("\n  %s\n", algo::collName(coll));
+    for (size_t bytes = 8; bytes <= (64u << 20); bytes *= 8) {
+      algo::CollShape shape;
+      shape.type = coll;
+      shape.nranks = ranks;
+      shape.elemSize = 4;
+      const bool perPeer = coll == algo::CollType::kAllGather || coll == algo::CollType::kReduceScatter ||
+                           coll == algo::CollType::kAlltoAll;
+      shape.count = bytes / 4 / (perPeer ? static_cast<size_t>(ranks) : 1);
+      shape.hostOfRank = hosts > 1 ? layout : nullptr;
+      const algo::Algorithm* chosen = tuner::choose(shape, selector);
+      if (!chosen) continue;
+      printf("    %-9s %-13s %10.1f us", sizeText(bytes).c_str(), chosen->name,
+             tuner::predict(*chosen, shape, selector.costs));
+      if (all) {
+        for (const algo::Algorithm& a : algo::algorithms()) {
+          if (a.coll != coll || &a == chosen || !a.appliesTo(shape) || !a.cost) continue;
+          printf("   %s %.1f", a.name, tuner::predict(a, shape, selector.costs));
+        }
+      }
+      printf("\n");
+    }
+  }
   printf(
       "\nTransports per peer pair: loopback (same process), shm (same host), tcp (otherwise);\n"
       "CHORUS_TRANSPORT forces one.\n");

@@ -28,4 +28,22 @@ bool hierarchicalApplies(const CollShape& s) {
   return hostGroupsOf(s, &g) && g.ranksOfHost.size() >= 2 && g.local.size() >= 2;
 }
 
+HostRings hostRingsOf(const CollShape& s) {
+  HostRings rings;
+  HostGroups g;
+  if (!hostGroupsOf(s, &g)) return rings;
+  rings.hosts = static_cast<int>(g.ranksOfHost.size());
+  rings.perHost = static_cast<int>(g.local.size());
+  rings.localNext.assign(s.nranks, -1);
+  rings.crossNext.assign(s.nranks, -1);
+  for (int h = 0; h < rings.hosts; ++h) {
+    for (int i = 0; i < rings.perHost; ++i) {
+      const int r = g.ranksOfHost[h][i];
+      rings.localNext[r] = g.ranksOfHost[h][(i + 1) % rings.perHost];
+      rings.crossNext[r] = g.ranksOfHost[(h + 1) % rings.hosts][i];
+    }
+  }
+  return rings;
+}
+
 }  // namespace chorus::algo

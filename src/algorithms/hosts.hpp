@@ -22,4 +22,11 @@ bool hostGroupsOf(const CollShape& shape, HostGroups* out);
 /// Hierarchical algorithms apply with two or more hosts of two or more ranks each, all with the same count.
 bool hierarchicalApplies(const CollShape& shape);
 
+/// Every rank's next rank in the ring of its host and in the ring of its cross group (for cost estimates).
+struct HostRings {
+  int hosts = 1, perHost = 1;
+  std::vector<int> localNext, crossNext;
+};
+HostRings hostRingsOf(const CollShape& shape);
+
 }  // namespace chorus::algo

@@ -89,11 +89,16 @@ struct CollShape {
 
 using PlanGenerator = Plan (*)(const CollShape& shape);
 using Applicability = bool (*)(const CollShape& shape);
+class CostModel;
+/// Predicted time in µs (algorithms/cost.hpp).
+using CostFunction = double (*)(const CollShape& shape, const CostModel& model);
 
 struct Algorithm {
   const char* name;
   CollType coll;
   PlanGenerator generate;
+  /// Predicted time of a shape; null for a collective's only algorithm (nothing to choose between).
+  CostFunction cost = nullptr;
   /// Whether the algorithm can run `shape` (null: any shape); the tuner only considers those that can.
   Applicability applies = nullptr;
   bool appliesTo(const CollShape& shape) const { return !applies || applies(shape); }
@@ -103,11 +108,11 @@ struct Algorithm {
 struct AlgorithmRegistrar {
   explicit AlgorithmRegistrar(const Algorithm& algorithm);
 };
-#define CHORUS_REGISTER_ALGORITHM(ident, name, coll, fn) \
-  static const ::chorus::algo::AlgorithmRegistrar ident##_registrar({name, coll, fn})
+#define CHORUS_REGISTER_ALGORITHM(ident, name, coll, fn, cost) \
+  static const ::chorus::algo::AlgorithmRegistrar ident##_registrar({name, coll, fn, cost})
 /// An algorithm that only some shapes can run (e.g. hierarchical ones need the same rank count on every host).
-#define CHORUS_REGISTER_ALGORITHM_IF(ident, name, coll, fn, applies) \
-  static const ::chorus::algo::AlgorithmRegistrar ident##_registrar({name, coll, fn, applies})
+#define CHORUS_REGISTER_ALGORITHM_IF(ident, name, coll, fn, cost, applies) \
+  static const ::chorus::algo::AlgorithmRegistrar ident##_registrar({name, coll, fn, cost, applies})
 
 const std::vector<Algorithm>& algorithms();
 /// The algorithm for `coll`: by name when `name` is non-empty, else the default. Null when none matches.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "topology/system.hpp"
 #include "transports/fifo_connection.hpp"
 #include "tuner/choice.hpp"
+#include "tuner/costs.hpp"
 
 namespace chorus {
 
@@ -23,6 +25,18 @@ using transport::Connection;
 using transport::PeerInfo;
 
 namespace {
+
+// CHORUS_TUNING_FILE over `costs`, when set.
+Status loadTuningFile(tuner::CostTable* costs) {
+  const std::string& path = settings().tuningFile;
+  if (path.empty()) return Status::ok();
+  std::ifstream in(path);
+  if (!in) return invalidArgument("CHORUS_TUNING_FILE " + path + " cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  Status st = tuner::parseTuning(text.str(), costs);
+  return st.isOk() ? st : st.withContext("CHORUS_TUNING_FILE " + path);
+}
 
 std::string encode(const PeerInfo& p) {
   std::ostringstream os;
@@ -187,9 +201,20 @@ Status CommImpl::buildSystem() {
   }
   system_ = topology::joinHosts(hosts);
   hostLayout_ = std::make_shared<const std::vector<int>>(hostOfRank_);
-  // The tuner needs the same answer on every rank: oversubscribed if any host is.
-  placement_.oversubscribed = topology::oversubscribed(system_, ranksPerHost);
-  return Status::ok();
+  // The selector needs the same inputs on every rank: rank 0's cost table (its tuning file over the defaults for
+  // this system) goes to all; a host with more ranks than cores makes every dependent round dearer.
+  std::string table;
+  if (rank_ == 0) {
+    tuner::CostTable costs = tuner::defaultCosts(system_);
+    Status st = loadTuningFile(&costs);
+    table = st.isOk() ? tuner::formatTuning(costs) : "error " + st.message();
+  }
+  CHORUS_TRY(bootstrap_->allGather("tuning", table, &blobs));
+  if (blobs[0].rfind("error ", 0) == 0) return invalidArgument(blobs[0].substr(6) + " (on rank 0)");
+  tuner::CostTable costs = tuner::defaultCosts(system_);
+  CHORUS_TRY(tuner::parseTuning(blobs[0], &costs));
+  selector_.costs = tuner::costInputs(costs, topology::oversubscribed(system_, ranksPerHost));
+  return tuner::rulesFromSettings(&selector_.rules);
 }
 
 std::byte* CommImpl::scratch(size_t bytes) {
@@ -205,7 +230,7 @@ const algo::Plan* CommImpl::plan(const algo::CollShape& shape) {
   auto key = std::make_tuple(static_cast<int>(shape.type), shape.count, shape.elemSize, shape.root);
   auto it = plans_.find(key);
   if (it != plans_.end()) return &it->second;
-  const algo::Algorithm* a = tuner::choose(shape, placement_);
+  const algo::Algorithm* a = tuner::choose(shape, selector_);
   if (!a) return nullptr;
   if (plans_.size() >= 256) plans_.clear();  // bounded: a sweep over many sizes must not grow without end
   return &plans_.emplace(key, a->generate(shape)).first->second;
@@ -244,7 +269,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
     // The algorithm is chosen once per shape (cached with its plan), not on every call.
     const algo::Plan* chosen = nullptr;
     if (op.type == algo::CollType::kAlltoAllv) {
-      if (const algo::Algorithm* a = tuner::choose(shape, placement_))
+      if (const algo::Algorithm* a = tuner::choose(shape, selector_))
         chosen = &uncached.emplace_back(a->generate(shape));
     } else {
       chosen = plan(shape);

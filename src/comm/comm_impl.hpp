@@ -79,7 +79,7 @@ class CommImpl {
   topology::SystemGraph system_;
   std::vector<int> hostOfRank_;                         // index of each rank's host among system_'s host nodes
   std::shared_ptr<const std::vector<int>> hostLayout_;  // the same, as the plans' shapes carry it
-  tuner::Placement placement_;
+  tuner::Selector selector_;                            // the same on every rank
   std::mutex executionMutex_;
   std::vector<std::byte> scratch_;
   std::unique_ptr<engine::Execution> execution_;  // reused call after call

@@ -25,7 +25,10 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_DIRECT_THRESHOLD", "", "1048576",
      "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off"},
     {"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
-    {"CHORUS_ALGO", "", "", "comma list of algorithm names to use where a collective has them (e.g. ring,one_shot)"},
+    {"CHORUS_ALGO", "", "",
+     "force or exclude algorithms: [^][collective:]name[@lo-hi], comma separated (e.g. allreduce:ring@1M-)"},
+    {"NCCL_ALGO", "", "", "read when CHORUS_ALGO is unset: Ring -> ring, Tree -> the log-depth algorithms"},
+    {"CHORUS_TUNING_FILE", "", "", "alpha/beta table written by chorus-tune for the algorithm selector"},
     {"CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "",
      "this host's topology from a file (chorus, NCCL or hwloc XML) instead of hwloc discovery"},
     {"CHORUS_SPIN", "", "auto",
@@ -75,6 +78,8 @@ Settings parse() {
   s.shmCma = integer("CHORUS_SHM_CMA", 0) > 0;
   s.algorithm = str("CHORUS_ALGO", "", "");
   s.topoFile = str("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "");
+  s.ncclAlgo = str("NCCL_ALGO", "", "");
+  s.tuningFile = str("CHORUS_TUNING_FILE", "", "");
   return s;
 }
 

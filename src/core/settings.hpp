@@ -26,6 +26,8 @@ struct Settings {
   bool shmCma = false;              // CHORUS_SHM_CMA
   std::string algorithm;            // CHORUS_ALGO
   std::string topoFile;             // CHORUS_TOPO_FILE / NCCL_TOPO_FILE
+  std::string ncclAlgo;             // NCCL_ALGO (read when CHORUS_ALGO is unset)
+  std::string tuningFile;           // CHORUS_TUNING_FILE
 };
 
 /// One documented setting, for chorus-info and the README.

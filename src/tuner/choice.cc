@@ -1,53 +1,73 @@
 #include "tuner/choice.hpp"
 
-#include <sstream>
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
 #include <string>
 
 #include "core/settings.hpp"
 
 namespace chorus::tuner {
+
+Status rulesFromSettings(std::vector<AlgoRule>* rules) {
+  const Settings& s = settings();
+  if (!s.algorithm.empty()) return parseAlgoRules(s.algorithm, rules);
+  Status st = parseAlgoRules(fromNcclAlgo(s.ncclAlgo), rules);
+  return st.isOk() ? st : st.withContext("NCCL_ALGO='" + s.ncclAlgo + "'");
+}
+
+double predict(const algo::Algorithm& a, const algo::CollShape& shape, const algo::CostInputs& costs) {
+  if (!a.cost) return std::numeric_limits<double>::infinity();
+  return a.cost(shape, algo::CostModel(shape, costs));
+}
+
 namespace {
 
-// One-shot AllReduce while the data every rank sends stays small: one round of latency beats the ring's 2(n-1)
-// rounds. Measured over shm (CHORUS_ALGO=ring|one_shot all_reduce_perf -n 200, 2026-11-22): 2 ranks, 2 KiB:
-// 0.67 vs 0.89 us, 8 KiB: 1.13 vs 1.16. With more ranks than cores each round waits for a descheduled peer, so
-// the one round pays far longer (-n 1000, 2 cores): 4 ranks, 16 KiB (48 KiB sent): 12.5 vs 17.1 us, 64 KiB:
-// 31.7 vs 27.8; 8 ranks, 16 KiB (112 KiB sent): 53 vs 69 us, 64 KiB: 148 vs 90.
-constexpr size_t kOneShotBytes = 4 << 10, kOneShotBytesOversubscribed = 128 << 10;
-
-const algo::Algorithm* forced(const algo::CollShape& shape) {
-  const std::string& names = settings().algorithm;
-  if (names.empty()) return nullptr;
-  std::istringstream list(names);
-  std::string name;
-  while (std::getline(list, name, ',')) {
-    const algo::Algorithm* a = algo::findAlgorithm(shape.type, name);
-    if (a && a->appliesTo(shape)) return a;
+// Between algorithms the model predicts within 2% of each other (at 2 ranks ring, recursive doubling and
+// Rabenseifner move the same bytes in the same rounds), the one with fewer, larger steps per rank wins: the
+// engine pays a little per step, which the model leaves out.
+constexpr double kTie = 1.02;
+int preference(const char* name) {
+  static const char* kOrder[] = {"ring", "direct", "pairwise", "one_shot", "rec_doubling", "rec_halving",
+                                 "binomial", "rabenseifner", "hier"};
+  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
+    if (std::string(kOrder[i]) == name) return i;
   }
-  return nullptr;
+  return static_cast<int>(std::size(kOrder));
 }
 
 }  // namespace
 
-const algo::Algorithm* choose(const algo::CollShape& shape, const Placement& placement) {
-  if (const algo::Algorithm* a = forced(shape)) return a;
-  if (shape.type == algo::CollType::kAllReduce) {
-    const size_t sent = shape.count * shape.elemSize * static_cast<size_t>(shape.nranks - 1);
-    const size_t limit = placement.oversubscribed ? kOneShotBytesOversubscribed : kOneShotBytes;
-    return algo::findAlgorithm(shape.type, sent <= limit ? "one_shot" : "ring");
+const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& selector) {
+  const std::vector<algo::Algorithm>& all = algo::algorithms();
+  // A forcing rule that matches an algorithm able to run the shape wins, in the order the rules were written.
+  for (const AlgoRule& rule : selector.rules) {
+    if (rule.exclude) continue;
+    for (const algo::Algorithm& a : all) {
+      if (a.coll == shape.type && rule.matches(shape, a) && a.appliesTo(shape)) return &a;
+    }
   }
-  // AllGather and ReduceScatter move the same bytes either way; direct saves the ring's n-1 dependent rounds,
-  // which matters only when a round may wait for a descheduled rank, and loses the ring's pipelining once the
-  // blocks grow (2 cores, -n 300: 8 ranks AllGather 4 KiB 16.0 vs 25.1 us, 256 KiB 80 vs 70).
-  if (shape.type == algo::CollType::kAllGather || shape.type == algo::CollType::kReduceScatter) {
-    const size_t sent = shape.count * shape.elemSize * static_cast<size_t>(shape.nranks - 1);
-    const bool direct = placement.oversubscribed && sent <= kOneShotBytesOversubscribed;
-    return algo::findAlgorithm(shape.type, direct ? "direct" : "ring");
+  std::vector<std::pair<double, const algo::Algorithm*>> candidates;
+  for (const algo::Algorithm& a : all) {
+    if (a.coll != shape.type || !a.appliesTo(shape)) continue;
+    bool excluded = false;
+    for (const AlgoRule& rule : selector.rules) excluded = excluded || (rule.exclude && rule.matches(shape, a));
+    if (!excluded) candidates.emplace_back(predict(a, shape, selector.costs), &a);
   }
-  if (shape.type == algo::CollType::kBroadcast || shape.type == algo::CollType::kReduce) {
-    return algo::findAlgorithm(shape.type, "ring");
+  if (candidates.empty()) return nullptr;
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const auto& [t, a] : candidates) fastest = std::min(fastest, t);
+  // Preference, then name, decide among the near-fastest: never the registration order, which could differ.
+  const algo::Algorithm* best = nullptr;
+  for (const auto& [t, a] : candidates) {
+    if (!(t <= fastest * kTie) && std::isfinite(fastest)) continue;
+    if (!best || preference(a->name) < preference(best->name) ||
+        (preference(a->name) == preference(best->name) && std::string(a->name) < best->name)) {
+      best = a;
+    }
   }
-  return algo::findAlgorithm(shape.type);
+  return best;
 }
 
 }  // namespace chorus::tuner

@@ -1,18 +1,29 @@
-// Which algorithm runs a collective. For now a size rule per collective plus the CHORUS_ALGO override; the cost
-// model over the topology replaces the rule without changing this interface.
+// Which algorithm runs a collective: the one the cost model predicts fastest among those that can run the shape,
+// unless CHORUS_ALGO (or NCCL_ALGO) forces or excludes some. Deterministic: every rank of a communicator has the
+// same inputs, so every rank picks the same plan.
 #pragma once
 
+#include <vector>
+
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
+#include "tuner/algo_override.hpp"
 
 namespace chorus::tuner {
 
-/// What the tuner knows of where the ranks run; the same on every rank.
-struct Placement {
-  bool oversubscribed = false;  // some host runs more ranks than it has cores: every extra round costs a switch
+/// Everything a choice depends on; the same on every rank of a communicator.
+struct Selector {
+  algo::CostInputs costs;
+  std::vector<AlgoRule> rules;
 };
 
-/// The algorithm for `shape`: the first CHORUS_ALGO name (a comma list) that this collective has, else the default
-/// rule. Deterministic: every rank of a call picks the same one.
-const algo::Algorithm* choose(const algo::CollShape& shape, const Placement& placement = {});
+/// The rules of CHORUS_ALGO, or of NCCL_ALGO when CHORUS_ALGO is unset.
+Status rulesFromSettings(std::vector<AlgoRule>* rules);
+
+/// Predicted time of `a` on `shape` in µs (infinite when it has no cost function).
+double predict(const algo::Algorithm& a, const algo::CollShape& shape, const algo::CostInputs& costs);
+
+/// The algorithm for `shape`; null when the collective has none that can run it.
+const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& selector);
 
 }  // namespace chorus::tuner

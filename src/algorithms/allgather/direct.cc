@@ -1,6 +1,7 @@
 // Direct AllGather: every rank sends its block straight to every peer and receives every peer's block, in one
 // round. The bytes are the ring's ((n-1) blocks out and in per rank) without its n-1 dependent rounds, which is
 // what counts when ranks outnumber cores and each round waits for a descheduled peer.
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
 namespace chorus::algo {
@@ -21,8 +22,11 @@ Plan directAllGather(const CollShape& s) {
   return p;
 }
 
+// One round in which every rank sends each peer its block.
+double directCost(const CollShape& s, const CostModel& m) { return m.allPairs(s.count * s.elemSize); }
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(allgather_direct, "direct", CollType::kAllGather, directAllGather);
+CHORUS_REGISTER_ALGORITHM(allgather_direct, "direct", CollType::kAllGather, directAllGather, directCost);
 
 }  // namespace chorus::algo

@@ -1,6 +1,7 @@
 // Hierarchical AllGather for several hosts with the same number of ranks: among the ranks at local position i of
 // all hosts a ring all-gather of their blocks, then inside each host one ring all-gather per host h' of the
 // blocks of h's ranks. Each block crosses the network once per host instead of once per rank.
+#include "algorithms/cost.hpp"
 #include "algorithms/hosts.hpp"
 #include "algorithms/ring_steps.hpp"
 
@@ -29,8 +30,18 @@ Plan hierAllGather(const CollShape& s) {
   return p;
 }
 
+// A ring of H-1 steps across hosts that the L ranks of a host run at once, then H local rings of L-1 steps.
+double hierCost(const CollShape& s, const CostModel& m) {
+  const HostRings h = hostRingsOf(s);
+  const size_t block = s.count * s.elemSize;
+  auto local = [&](int r) { return h.localNext[r]; };
+  auto cross = [&](int r) { return h.crossNext[r]; };
+  return 1.0 * h.hosts * (h.perHost - 1) * m.round(local, block) + (h.hosts - 1) * m.round(cross, block);
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM_IF(allgather_hier, "hier", CollType::kAllGather, hierAllGather, hierarchicalApplies);
+CHORUS_REGISTER_ALGORITHM_IF(allgather_hier, "hier", CollType::kAllGather, hierAllGather, hierCost,
+                             hierarchicalApplies);
 
 }  // namespace chorus::algo

@@ -1,5 +1,6 @@
 // Ring AllGather: rank r's block lands at offset r of every recv buffer. At step k rank r forwards block r-k
 // (its own at k = 0) and receives block r-k-1.
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
 namespace chorus::algo {
@@ -23,8 +24,14 @@ Plan ringAllGather(const CollShape& s) {
   return p;
 }
 
+// n-1 dependent steps of one block each.
+double ringCost(const CollShape& s, const CostModel& m) {
+  auto next = [&](int r) { return (r + 1) % s.nranks; };
+  return (s.nranks - 1) * m.round(next, s.count * s.elemSize);
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(allgather_ring, "ring", CollType::kAllGather, ringAllGather);
+CHORUS_REGISTER_ALGORITHM(allgather_ring, "ring", CollType::kAllGather, ringAllGather, ringCost);
 
 }  // namespace chorus::algo

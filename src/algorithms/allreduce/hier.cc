@@ -2,6 +2,7 @@
 // (local rank i ends with slice i summed over its host), then for every i an AllReduce of slice i among the ranks
 // at local position i of all hosts (all in parallel: each host's links to the network carry 1/L of the data per
 // rank instead of a flat ring's whole buffer over the slowest hop), then a ring all-gather inside each host.
+#include "algorithms/cost.hpp"
 #include "algorithms/hosts.hpp"
 #include "algorithms/ring_steps.hpp"
 
@@ -38,8 +39,20 @@ Plan hierAllReduce(const CollShape& s) {
   return p;
 }
 
+// Local ring reduce-scatter and all-gather of 1/L slices, and between them a ring AllReduce of 1/(L H) pieces
+// that all L ranks of a host run at once over the host's link.
+double hierCost(const CollShape& s, const CostModel& m) {
+  const HostRings h = hostRingsOf(s);
+  const size_t bytes = s.count * s.elemSize, slice = bytes / static_cast<size_t>(h.perHost);
+  const size_t piece = slice / static_cast<size_t>(h.hosts);
+  auto local = [&](int r) { return h.localNext[r]; };
+  auto cross = [&](int r) { return h.crossNext[r]; };
+  return 2.0 * (h.perHost - 1) * m.round(local, slice) + 2.0 * (h.hosts - 1) * m.round(cross, piece) + m.reduce(bytes);
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM_IF(allreduce_hier, "hier", CollType::kAllReduce, hierAllReduce, hierarchicalApplies);
+CHORUS_REGISTER_ALGORITHM_IF(allreduce_hier, "hier", CollType::kAllReduce, hierAllReduce, hierCost,
+                             hierarchicalApplies);
 
 }  // namespace chorus::algo

@@ -1,6 +1,7 @@
 // One-shot AllReduce for small messages: every rank sends its whole input to every peer in one round and folds
 // the n inputs itself, in rank order (so every rank computes the same bits). One latency instead of the ring's
 // 2(n-1), at the price of (n-1) times the data per rank.
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
 namespace chorus::algo {
@@ -22,8 +23,14 @@ Plan oneShotAllReduce(const CollShape& s) {
   return p;
 }
 
+// One round in which every rank sends everything to every peer, then n-1 local reductions.
+double oneShotCost(const CollShape& s, const CostModel& m) {
+  const size_t bytes = s.count * s.elemSize;
+  return m.allPairs(bytes) + m.reduce(bytes * static_cast<size_t>(s.nranks - 1));
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(allreduce_one_shot, "one_shot", CollType::kAllReduce, oneShotAllReduce);
+CHORUS_REGISTER_ALGORITHM(allreduce_one_shot, "one_shot", CollType::kAllReduce, oneShotAllReduce, oneShotCost);
 
 }  // namespace chorus::algo

@@ -2,6 +2,7 @@
 // adds it, so after log2(p) rounds every rank holds the total; ranks beyond the largest power of two p fold their
 // data onto a partner first and get the result back. Few rounds, whole buffer each round: for small messages.
 // Both sides of an exchange add the same two values, so every rank ends with the same bits.
+#include "algorithms/cost.hpp"
 #include "algorithms/halving_doubling.hpp"
 
 namespace chorus::algo {
@@ -46,8 +47,21 @@ Plan recDoublingAllReduce(const CollShape& s) {
   return p;
 }
 
+// log2(p) rounds of the whole buffer, plus handing it over and back for ranks outside the power-of-two core.
+double recDoublingCost(const CollShape& s, const CostModel& m) {
+  const PowerOfTwoCore c = powerOfTwoCore(s.nranks, 0);
+  const size_t bytes = s.count * s.elemSize;
+  auto folded = [&](int r) { return r >= c.p ? r - c.p : -1; };
+  double t = c.p < s.nranks ? 2 * m.round(folded, bytes) + m.reduce(bytes) : 0;
+  for (int mask = 1; mask < c.p; mask *= 2) {
+    t += m.round([&](int r) { return r < c.p ? r ^ mask : -1; }, bytes) + m.reduce(bytes);
+  }
+  return t;
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(allreduce_rec_doubling, "rec_doubling", CollType::kAllReduce, recDoublingAllReduce);
+CHORUS_REGISTER_ALGORITHM(allreduce_rec_doubling, "rec_doubling", CollType::kAllReduce, recDoublingAllReduce,
+                          recDoublingCost);
 
 }  // namespace chorus::algo

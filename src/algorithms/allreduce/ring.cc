@@ -1,6 +1,7 @@
 // Ring AllReduce: a ring reduce-scatter followed by a ring all-gather, both on n slices of the buffer. Each step
 // forwards the slice it finished in the previous step, so chunks stream around the ring (bandwidth-optimal:
 // every rank sends 2(n-1)/n of the data).
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
 namespace chorus::algo {
@@ -36,8 +37,15 @@ Plan ringAllReduce(const CollShape& s) {
   return p;
 }
 
+// 2(n-1) dependent steps of 1/n of the data; the busiest link bounds each.
+double ringCost(const CollShape& s, const CostModel& m) {
+  const size_t bytes = s.count * s.elemSize, slice = bytes / static_cast<size_t>(s.nranks);
+  auto next = [&](int r) { return (r + 1) % s.nranks; };
+  return 2.0 * (s.nranks - 1) * m.round(next, slice) + m.reduce(bytes - slice);
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(allreduce_ring, "ring", CollType::kAllReduce, ringAllReduce);
+CHORUS_REGISTER_ALGORITHM(allreduce_ring, "ring", CollType::kAllReduce, ringAllReduce, ringCost);
 
 }  // namespace chorus::algo

@@ -1,5 +1,6 @@
 // Pairwise exchange AlltoAll and AlltoAllv: at round k rank r sends to r+k and receives from r-k. The engine
 // overlaps the rounds (each peer has its own stream), the order only spreads the load evenly.
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
 namespace chorus::algo {
@@ -36,9 +37,12 @@ Plan pairwiseAlltoAllv(const CollShape& s) {
       [&](int peer) { return v.recvDispls[peer] * e; }, [&](int peer) { return v.recvCounts[peer] * e; });
 }
 
+// Every rank posts its n-1 blocks at once.
+double pairwiseCost(const CollShape& s, const CostModel& m) { return m.allPairs(s.count * s.elemSize); }
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(alltoall_pairwise, "pairwise", CollType::kAlltoAll, pairwiseAlltoAll);
-CHORUS_REGISTER_ALGORITHM(alltoallv_pairwise, "pairwise", CollType::kAlltoAllv, pairwiseAlltoAllv);
+CHORUS_REGISTER_ALGORITHM(alltoall_pairwise, "pairwise", CollType::kAlltoAll, pairwiseAlltoAll, pairwiseCost);
+CHORUS_REGISTER_ALGORITHM(alltoallv_pairwise, "pairwise", CollType::kAlltoAllv, pairwiseAlltoAllv, nullptr);
 
 }  // namespace chorus::algo

@@ -1,5 +1,6 @@
 // Binomial-tree Broadcast: the root sends to the ranks 2^k away (relative to it), each of which forwards down its
 // own subtree as the bytes arrive; log2(n) hops to the last rank instead of n-1 along a chain.
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
 namespace chorus::algo {
@@ -27,8 +28,22 @@ Plan binomialBroadcast(const CollShape& s) {
   return p;
 }
 
+// ceil(log2 n) rounds, each moving the whole buffer one hop.
+double binomialCost(const CollShape& s, const CostModel& m) {
+  double t = 0;
+  for (int mask = 1; mask < s.nranks; mask *= 2) {
+    t += m.round(
+        [&](int r) {
+          return mod(r - s.root, s.nranks) < mask && mod(r - s.root, s.nranks) + mask < s.nranks ? (r + mask) % s.nranks
+                                                                                                 : -1;
+        },
+        s.count * s.elemSize);
+  }
+  return t;
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(broadcast_binomial, "binomial", CollType::kBroadcast, binomialBroadcast);
+CHORUS_REGISTER_ALGORITHM(broadcast_binomial, "binomial", CollType::kBroadcast, binomialBroadcast, binomialCost);
 
 }  // namespace chorus::algo

@@ -1,5 +1,6 @@
 // Pipelined chain Broadcast: root -> root+1 -> ... -> root-1. Every rank forwards each chunk as soon as it has
 // arrived, so for large messages the time approaches one transfer of the buffer.
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
 namespace chorus::algo {
@@ -21,8 +22,14 @@ Plan chainBroadcast(const CollShape& s) {
   return p;
 }
 
+// The first bytes cross n-1 hops; then the buffer streams at the speed of the slowest hop.
+double chainCost(const CollShape& s, const CostModel& m) {
+  auto next = [&](int r) { return r == mod(s.root - 1, s.nranks) ? -1 : (r + 1) % s.nranks; };
+  return m.round(next, s.count * s.elemSize) + (s.nranks - 2) * m.round(next, 0);
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(broadcast_chain, "ring", CollType::kBroadcast, chainBroadcast);
+CHORUS_REGISTER_ALGORITHM(broadcast_chain, "ring", CollType::kBroadcast, chainBroadcast, chainCost);
 
 }  // namespace chorus::algo

@@ -23,6 +23,6 @@ Plan directGather(const CollShape& s) {
 
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(gather_direct, "direct", CollType::kGather, directGather);
+CHORUS_REGISTER_ALGORITHM(gather_direct, "direct", CollType::kGather, directGather, nullptr);
 
 }  // namespace chorus::algo

@@ -23,7 +23,7 @@ Plan directRecv(const CollShape& s) {
 
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(send_direct, "direct", CollType::kSend, directSend);
-CHORUS_REGISTER_ALGORITHM(recv_direct, "direct", CollType::kRecv, directRecv);
+CHORUS_REGISTER_ALGORITHM(send_direct, "direct", CollType::kSend, directSend, nullptr);
+CHORUS_REGISTER_ALGORITHM(recv_direct, "direct", CollType::kRecv, directRecv, nullptr);
 
 }  // namespace chorus::algo

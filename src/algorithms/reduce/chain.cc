@@ -1,5 +1,6 @@
 // Pipelined chain Reduce: root+1 -> root+2 -> ... -> root, each rank adding its data to the partial sum as it
 // streams through. Non-root ranks accumulate in scratch: their recv buffer may be null and must stay untouched.
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
 namespace chorus::algo {
@@ -25,8 +26,15 @@ Plan chainReduce(const CollShape& s) {
   return p;
 }
 
+// The first bytes cross n-1 hops; then the buffer streams, summed on the way, at the speed of the slowest hop.
+double chainCost(const CollShape& s, const CostModel& m) {
+  const size_t bytes = s.count * s.elemSize;
+  auto next = [&](int r) { return r == s.root ? -1 : (r + 1) % s.nranks; };
+  return m.round(next, bytes) + (s.nranks - 2) * m.round(next, 0) + m.reduce(bytes);
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(reduce_chain, "ring", CollType::kReduce, chainReduce);
+CHORUS_REGISTER_ALGORITHM(reduce_chain, "ring", CollType::kReduce, chainReduce, chainCost);
 
 }  // namespace chorus::algo

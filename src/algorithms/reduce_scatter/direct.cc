@@ -1,6 +1,7 @@
 // Direct ReduceScatter: every rank sends block j of its input straight to rank j and folds the n copies of its
 // own block in rank order (so the bits do not depend on arrival order). One round instead of the ring's n-1, for
 // the same bytes per rank: the choice when ranks outnumber cores.
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
 namespace chorus::algo {
@@ -27,8 +28,14 @@ Plan directReduceScatter(const CollShape& s) {
   return p;
 }
 
+// One round in which every rank sends each peer its block.
+double directCost(const CollShape& s, const CostModel& m) {
+  const size_t block = s.count * s.elemSize;
+  return m.allPairs(block) + m.reduce(block * static_cast<size_t>(s.nranks - 1));
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(reduce_scatter_direct, "direct", CollType::kReduceScatter, directReduceScatter);
+CHORUS_REGISTER_ALGORITHM(reduce_scatter_direct, "direct", CollType::kReduceScatter, directReduceScatter, directCost);
 
 }  // namespace chorus::algo

@@ -2,6 +2,7 @@
 // reduce-scatter per host h' over the blocks of h's ranks (local rank i ends with the host's sum of the block of
 // rank i of every host), then among the ranks at local position i of all hosts a ring reduce-scatter of those
 // blocks. Only 1/L of the data crosses the network per rank.
+#include "algorithms/cost.hpp"
 #include "algorithms/hosts.hpp"
 #include "algorithms/ring_steps.hpp"
 
@@ -34,9 +35,20 @@ Plan hierReduceScatter(const CollShape& s) {
   return p;
 }
 
+// H local rings of L-1 steps of one block, then a ring of H-1 steps across hosts that the L ranks of a host run
+// at once over its link.
+double hierCost(const CollShape& s, const CostModel& m) {
+  const HostRings h = hostRingsOf(s);
+  const size_t block = s.count * s.elemSize;
+  auto local = [&](int r) { return h.localNext[r]; };
+  auto cross = [&](int r) { return h.crossNext[r]; };
+  return 1.0 * h.hosts * (h.perHost - 1) * m.round(local, block) + (h.hosts - 1) * m.round(cross, block) +
+         m.reduce(block * static_cast<size_t>(s.nranks));
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM_IF(reduce_scatter_hier, "hier", CollType::kReduceScatter, hierReduceScatter,
+CHORUS_REGISTER_ALGORITHM_IF(reduce_scatter_hier, "hier", CollType::kReduceScatter, hierReduceScatter, hierCost,
                              hierarchicalApplies);
 
 }  // namespace chorus::algo

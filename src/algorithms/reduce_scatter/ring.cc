@@ -1,6 +1,7 @@
 // Ring ReduceScatter: slice i of the result belongs to rank i. At step k rank r forwards its partial sum of slice
 // r-k-1 and folds its own data into slice r-k-2; after n-1 steps it holds the full sum of slice r. Partial sums
 // live in scratch (the recv buffer holds one slice only).
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
 namespace chorus::algo {
@@ -28,8 +29,15 @@ Plan ringReduceScatter(const CollShape& s) {
   return p;
 }
 
+// n-1 dependent steps of one block each.
+double ringCost(const CollShape& s, const CostModel& m) {
+  const size_t block = s.count * s.elemSize;
+  auto next = [&](int r) { return (r + 1) % s.nranks; };
+  return (s.nranks - 1) * m.round(next, block) + m.reduce(block * static_cast<size_t>(s.nranks - 1));
+}
+
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(reduce_scatter_ring, "ring", CollType::kReduceScatter, ringReduceScatter);
+CHORUS_REGISTER_ALGORITHM(reduce_scatter_ring, "ring", CollType::kReduceScatter, ringReduceScatter, ringCost);
 
 }  // namespace chorus::algo

@@ -23,6 +23,6 @@ Plan directScatter(const CollShape& s) {
 
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(scatter_direct, "direct", CollType::kScatter, directScatter);
+CHORUS_REGISTER_ALGORITHM(scatter_direct, "direct", CollType::kScatter, directScatter, nullptr);
 
 }  // namespace chorus::algo

@@ -1,0 +1,53 @@
+// The cost model every algorithm states its time in: time ≈ α per round + the bytes on the busiest link / β + the
+// reduction's compute. Links come in two classes, between the ranks of one host (shared memory) and between hosts
+// (each host's network link, shared by all flows leaving it); α and β per class come from the topology or from
+// a tuning file written by chorus-tune.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "algorithms/plan.hpp"
+
+namespace chorus::algo {
+
+struct LinkCost {
+  double alpha = 1.0;  // µs per message
+  double beta = 10.0;  // GB/s
+};
+
+struct CostInputs {
+  LinkCost intra{0.5, 10.0};   // two ranks of one host
+  LinkCost inter{20.0, 1.25};  // the network link of a host
+  double reduceGBps = 10.0;    // one core reducing
+  double roundPenalty = 0.0;   // µs more per dependent round when ranks outnumber cores (waiting for a switch)
+};
+
+/// The cost of rounds of messages among the ranks of a shape.
+class CostModel {
+ public:
+  CostModel(const CollShape& shape, const CostInputs& inputs);
+
+  int nranks() const { return n_; }
+  int hosts() const { return hosts_; }
+  bool sameHost(int a, int b) const { return host_[a] == host_[b]; }
+  const CostInputs& inputs() const { return in_; }
+
+  /// One round in which every rank r (of `ranks`, default all) sends `bytes` to peerOf(r) (-1: none).
+  double round(const std::function<int(int)>& peerOf, size_t bytes, const std::vector<int>* ranks = nullptr) const;
+  /// One round in which every rank sends `bytes` to every other rank.
+  double allPairs(size_t bytes) const;
+  /// `bytes` reduced by one core.
+  double reduce(size_t bytes) const { return static_cast<double>(bytes) / (in_.reduceGBps * 1e3); }
+
+ private:
+  double finish(const std::vector<double>& rankIntra, const std::vector<double>& hostInter, bool crossing) const;
+
+  int n_;
+  int hosts_ = 1;
+  std::vector<int> host_;
+  CostInputs in_;
+};
+
+}  // namespace chorus::algo

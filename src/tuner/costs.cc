@@ -1,0 +1,73 @@
+#include "tuner/costs.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "topology/link_model.hpp"
+
+namespace chorus::tuner {
+
+CostTable defaultCosts(const topology::SystemGraph& system) {
+  CostTable t;
+  double slowest = 0, latency = topology::link_model::kNetworkLatency;
+  for (const topology::Link& l : system.links()) {
+    if (l.kind != topology::LinkKind::kNetwork) continue;
+    if (slowest == 0 || l.bandwidth < slowest) slowest = l.bandwidth;
+    latency = l.latency;
+  }
+  if (slowest > 0) t.inter = {latency, slowest};
+  return t;
+}
+
+Status parseTuning(const std::string& text, CostTable* table) {
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream fields(line);
+    std::string key, value, extra;
+    if (!(fields >> key)) continue;
+    const std::string where = "tuning file line " + std::to_string(number) + " ('" + key + "')";
+    if (!(fields >> value) || (fields >> extra)) return invalidArgument(where + ": expected 'key value'");
+    char* end = nullptr;
+    const double v = strtod(value.c_str(), &end);
+    if (*end != '\0' || !(v >= 0)) return invalidArgument(where + ": '" + value + "' is not a non-negative number");
+    if (key == "intra.alpha_us") {
+      table->intra.alpha = v;
+    } else if (key == "intra.beta_GBps" && v > 0) {
+      table->intra.beta = v;
+    } else if (key == "inter.alpha_us") {
+      table->inter.alpha = v;
+    } else if (key == "inter.beta_GBps" && v > 0) {
+      table->inter.beta = v;
+    } else if (key == "reduce_GBps" && v > 0) {
+      table->reduceGBps = v;
+    } else if (key == "oversubscribed_round_us") {
+      table->oversubscribedRound = v;
+    } else {
+      return invalidArgument(where + ": unknown key, or a bandwidth of 0");
+    }
+  }
+  return Status::ok();
+}
+
+std::string formatTuning(const CostTable& t) {
+  char text[512];
+  snprintf(text, sizeof(text),
+           "intra.alpha_us %.4g\nintra.beta_GBps %.4g\ninter.alpha_us %.4g\ninter.beta_GBps %.4g\n"
+           "reduce_GBps %.4g\noversubscribed_round_us %.4g\n",
+           t.intra.alpha, t.intra.beta, t.inter.alpha, t.inter.beta, t.reduceGBps, t.oversubscribedRound);
+  return text;
+}
+
+algo::CostInputs costInputs(const CostTable& t, bool oversubscribed) {
+  algo::CostInputs in;
+  in.intra = t.intra;
+  in.inter = t.inter;
+  in.reduceGBps = t.reduceGBps;
+  in.roundPenalty = oversubscribed ? t.oversubscribedRound : 0;
+  return in;
+}
+
+}  // namespace chorus::tuner

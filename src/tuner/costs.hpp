@@ -1,0 +1,31 @@
+// The α/β table the selector uses: defaults from the system graph (shared-memory copies inside a host, the
+// slowest host's network link between hosts), or the values chorus-tune measured, from CHORUS_TUNING_FILE.
+//
+// Tuning file: one "key value" per line, '#' starts a comment; keys intra.alpha_us, intra.beta_GBps,
+// inter.alpha_us, inter.beta_GBps, reduce_GBps, oversubscribed_round_us. Keys left out keep their default.
+#pragma once
+
+#include <string>
+
+#include "algorithms/cost.hpp"
+#include "chorus/status.hpp"
+#include "topology/graph.hpp"
+
+namespace chorus::tuner {
+
+struct CostTable {
+  algo::LinkCost intra{0.3, 8.0};
+  algo::LinkCost inter{20.0, 1.25};
+  double reduceGBps = 10.0;
+  double oversubscribedRound = 5.0;  // µs a dependent round costs more when a host runs more ranks than cores
+};
+
+/// Defaults for `system`: the inter-host link is the slowest network link of any host.
+CostTable defaultCosts(const topology::SystemGraph& system);
+/// Overrides the keys present in the tuning file `text`; errors name the line.
+Status parseTuning(const std::string& text, CostTable* table);
+std::string formatTuning(const CostTable& table);
+/// The inputs of the cost model for a placement (oversubscribed or not).
+algo::CostInputs costInputs(const CostTable& table, bool oversubscribed);
+
+}  // namespace chorus::tuner
