@@ -29,8 +29,8 @@ namespace {
 // engine pays a little per step, which the model leaves out.
 constexpr double kTie = 1.02;
 int preference(const char* name) {
-  static const char* kOrder[] = {"ring", "direct", "pairwise", "one_shot", "rec_doubling", "rec_halving",
-                                 "binomial", "rabenseifner", "hier"};
+  static const char* kOrder[] = {"ring",        "direct",   "pairwise",     "one_shot", "rec_doubling",
+                                 "rec_halving", "binomial", "rabenseifner", "hier"};
   for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
     if (std::string(kOrder[i]) == name) return i;
   }
