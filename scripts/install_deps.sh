@@ -2,7 +2,7 @@
 # Installs the Debian packages chorus builds and tests with. Safe to run repeatedly:
 # it only calls apt-get when something is missing, and only when running as root.
 set -euo pipefail
-packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwloc-dev hwloc libpugixml-dev
+packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwloc-dev hwloc libpugixml-dev iproute2
           openmpi-bin libopenmpi-dev clang-format libgloo-dev libucx-dev python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do

@@ -77,7 +77,8 @@ class Connection {
 /// What a rank publishes about itself at init.
 struct PeerInfo {
   int rank = -1;
-  std::string hostId;  // hostname + boot id, or CHORUS_HOST_ID
+  std::string hostId;     // hostname + boot id, or CHORUS_HOST_ID
+  std::string machineId;  // hostname + boot id: the machine whose cores the rank shares
   int pid = 0;
   uint64_t processToken = 0;  // distinguishes processes (and process lifetimes) across hosts
   std::string tcpAddress;     // ip:port of this rank's tcp listener

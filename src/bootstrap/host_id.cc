@@ -11,6 +11,10 @@ namespace chorus::bootstrap {
 
 std::string hostId() {
   if (!settings().hostId.empty()) return settings().hostId;
+  return machineId();
+}
+
+std::string machineId() {
   char name[256] = {0};
   gethostname(name, sizeof(name) - 1);
   std::string id = name;

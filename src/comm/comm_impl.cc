@@ -40,15 +40,20 @@ Status loadTuningFile(tuner::CostTable* costs) {
 
 std::string encode(const PeerInfo& p) {
   std::ostringstream os;
-  os << p.rank << '\n' << p.hostId << '\n' << p.pid << '\n' << p.processToken << '\n' << p.tcpAddress;
+  os << p.rank << '\n'
+     << p.hostId << '\n'
+     << p.machineId << '\n'
+     << p.pid << '\n'
+     << p.processToken << '\n'
+     << p.tcpAddress;
   return os.str();
 }
 
 Status decode(const std::string& blob, PeerInfo* p) {
   std::istringstream is(blob);
   std::string rank, pid, token;
-  if (!std::getline(is, rank) || !std::getline(is, p->hostId) || !std::getline(is, pid) || !std::getline(is, token) ||
-      !std::getline(is, p->tcpAddress)) {
+  if (!std::getline(is, rank) || !std::getline(is, p->hostId) || !std::getline(is, p->machineId) ||
+      !std::getline(is, pid) || !std::getline(is, token) || !std::getline(is, p->tcpAddress)) {
     return internalError("malformed peer info from the bootstrap store");
   }
   p->rank = std::stoi(rank);
@@ -99,6 +104,7 @@ Status CommImpl::connectPeers() {
   PeerInfo mine;
   mine.rank = rank_;
   mine.hostId = bootstrap::hostId();
+  mine.machineId = bootstrap::machineId();
   mine.pid = getpid();
   mine.processToken = bootstrap::processToken();
   CHORUS_TRY(transport::makeTcpTransport(&tcp_, &mine.tcpAddress));
@@ -165,12 +171,9 @@ Status CommImpl::connectPeers() {
   tcp_.reset();  // all tcp connections exist now: close the listener
 
   CHORUS_TRY(buildSystem());
-  // Spinning only pays when every rank of this host has a core; otherwise a spinning rank steals the time slice
+  // Spinning only pays when every rank of this machine has a core; otherwise a spinning rank steals the time slice
   // of the rank it waits for, so waiters yield almost at once (measured best: 16 polls at 4 ranks on 2 cores).
-  const int myHost = hostOfRank_[rank_];
-  const int localRanks = static_cast<int>(std::count(hostOfRank_.begin(), hostOfRank_.end(), myHost));
-  const int localCores = system_.node(system_.find(topology::NodeKind::kHost)[myHost]).cores;
-  spinIterations_ = cfg.spinIterations > 0 ? cfg.spinIterations : (localRanks > localCores ? 16 : 20000);
+  spinIterations_ = cfg.spinIterations > 0 ? cfg.spinIterations : (machineOversubscribed_ ? 16 : 20000);
   return bootstrap_->barrier("ready");
 }
 
@@ -192,9 +195,7 @@ Status CommImpl::buildSystem() {
   std::vector<std::string> blobs;
   CHORUS_TRY(bootstrap_->allGather("topology", mine, &blobs));
   std::vector<topology::SystemGraph> hosts(hostIndex.size());
-  std::vector<int> ranksPerHost(hostIndex.size(), 0);
   for (int r = 0; r < nranks_; ++r) {
-    ++ranksPerHost[hostOfRank_[r]];
     if (blobs[r].empty()) continue;
     Status st = topology::importGraphXml(blobs[r], &hosts[hostOfRank_[r]]);
     if (!st.isOk()) return st.withContext("topology of rank " + std::to_string(r) + "'s host");
@@ -213,7 +214,18 @@ Status CommImpl::buildSystem() {
   if (blobs[0].rfind("error ", 0) == 0) return invalidArgument(blobs[0].substr(6) + " (on rank 0)");
   tuner::CostTable costs = tuner::defaultCosts(system_);
   CHORUS_TRY(tuner::parseTuning(blobs[0], &costs));
-  selector_.costs = tuner::costInputs(costs, topology::oversubscribed(system_, ranksPerHost));
+  // Cores belong to machines: hosts simulated on one machine (CHORUS_HOST_ID) share its cores.
+  const std::vector<int> hostNodes = system_.find(topology::NodeKind::kHost);
+  std::map<std::string, std::pair<int, int>> machines;  // machine -> (ranks, cores)
+  for (int r = 0; r < nranks_; ++r) {
+    const int cores = std::max(1, system_.node(hostNodes[hostOfRank_[r]]).cores);
+    ++machines.emplace(peers_[r].machineId, std::make_pair(0, cores)).first->second.first;
+  }
+  bool anyOversubscribed = false;
+  for (const auto& [machine, load] : machines) anyOversubscribed |= load.first > load.second;
+  const auto& [myRanks, myCores] = machines[peers_[rank_].machineId];
+  machineOversubscribed_ = myRanks > myCores;
+  selector_.costs = tuner::costInputs(costs, anyOversubscribed);
   return tuner::rulesFromSettings(&selector_.rules);
 }
 

@@ -80,6 +80,7 @@ class CommImpl {
   std::vector<int> hostOfRank_;                         // index of each rank's host among system_'s host nodes
   std::shared_ptr<const std::vector<int>> hostLayout_;  // the same, as the plans' shapes carry it
   tuner::Selector selector_;                            // the same on every rank
+  bool machineOversubscribed_ = false;  // this machine runs more ranks (of this communicator) than it has cores
   std::mutex executionMutex_;
   std::vector<std::byte> scratch_;
   std::unique_ptr<engine::Execution> execution_;  // reused call after call

@@ -144,7 +144,11 @@ std::string fromNcclAlgo(const std::string& ncclAlgo) {
       size_t comma = entry.find(',', start);
       if (comma == std::string::npos) comma = entry.size();
       const std::string one = entry.substr(start, comma - start);
-      if (!one.empty()) out += (out.empty() ? "" : ",") + std::string(exclude ? "^" : "") + one;
+      if (!one.empty()) {
+        if (!out.empty()) out += ',';
+        if (exclude) out += '^';
+        out += one;
+      }
       start = comma + 1;
     }
   };
