@@ -27,7 +27,9 @@ void usage() {
       "  --hosts H      spread them over H hosts alike to this one (default 1)\n"
       "  --topo FILE    the host's topology from FILE instead of hwloc discovery\n"
       "  --tuning FILE  the alpha/beta table of chorus-tune (default: CHORUS_TUNING_FILE)\n"
-      "  --all          print every applicable algorithm's predicted time, not only the choice\n");
+      "  --all          print every applicable algorithm's predicted time, not only the choice\n"
+      "  --csv SIZES    only the table, as collective,bytes,algorithm,predicted_us,chosen lines for the comma\n"
+      "                 separated sizes (bytes as the perf tools count them)\n");
 }
 
 std::string sizeText(size_t bytes) {
@@ -61,6 +63,7 @@ void printSettings() {
 int main(int argc, char** argv) {
   int ranks = 2, hosts = 1;
   bool all = false;
+  std::vector<size_t> csvSizes;
   std::string topo, tuning = settings().tuningFile;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -86,6 +89,10 @@ int main(int argc, char** argv) {
       tuning = value();
     } else if (arg == "--all") {
       all = true;
+    } else if (arg == "--csv") {
+      std::stringstream list(value());
+      std::string item;
+      while (std::getline(list, item, ',')) csvSizes.push_back(std::stoull(item));
     } else if (arg == "-h" || arg == "--help") {
       usage();
       return 0;
@@ -100,10 +107,13 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  int version = 0;
-  ncclGetVersion(&version);
-  printf("chorus: NCCL-compatible C API %d (libnccl.so.2), host memory collectives\n\n", version);
-  printSettings();
+  const bool csv = !csvSizes.empty();
+  if (!csv) {
+    int version = 0;
+    ncclGetVersion(&version);
+    printf("chorus: NCCL-compatible C API %d (libnccl.so.2), host memory collectives\n\n", version);
+    printSettings();
+  }
 
   topology::SystemGraph host;
   Status st = topo.empty() ? topology::discoverLocalHost(bootstrap::hostId(), &host)
@@ -128,26 +138,46 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  auto layout = std::make_shared<std::vector<int>>(ranks);
+  for (int r = 0; r < ranks; ++r) (*layout)[r] = r / (ranks / hosts);
+  auto shapeOf = [&](algo::CollType coll, size_t bytes) {
+    algo::CollShape shape;
+    shape.type = coll;
+    shape.nranks = ranks;
+    shape.elemSize = 4;
+    const bool perPeer = coll == algo::CollType::kAllGather || coll == algo::CollType::kReduceScatter ||
+                         coll == algo::CollType::kAlltoAll;
+    shape.count = bytes / 4 / (perPeer ? static_cast<size_t>(ranks) : 1);
+    shape.hostOfRank = hosts > 1 ? layout : nullptr;
+    return shape;
+  };
+  const algo::CollType kTable[] = {algo::CollType::kAllReduce, algo::CollType::kReduceScatter,
+                                   algo::CollType::kAllGather, algo::CollType::kAlltoAll,
+                                   algo::CollType::kBroadcast, algo::CollType::kReduce};
+  if (csv) {
+    for (algo::CollType coll : kTable) {
+      for (size_t bytes : csvSizes) {
+        const algo::CollShape shape = shapeOf(coll, bytes);
+        const algo::Algorithm* chosen = tuner::choose(shape, selector);
+        for (const algo::Algorithm& a : algo::algorithms()) {
+          if (a.coll != coll || !a.appliesTo(shape)) continue;
+          printf("%s,%zu,%s,%.3f,%d\n", algo::collName(coll), bytes, a.name, tuner::predict(a, shape, selector.costs),
+                 &a == chosen);
+        }
+      }
+    }
+    return 0;
+  }
   printf("\nChoice table for %d ranks on %d host%s (%s), float32; sizes as the perf tools count them.\n", ranks, hosts,
          hosts > 1 ? "s" : "", selector.costs.roundPenalty > 0 ? "more ranks than cores" : "a core per rank");
   printf(
       "Costs: intra-host alpha %.3g us beta %.3g GB/s, inter-host alpha %.3g us beta %.3g GB/s, reduce %.3g GB/s%s\n",
       costs.intra.alpha, costs.intra.beta, costs.inter.alpha, costs.inter.beta, costs.reduceGBps,
       tuning.empty() ? " (defaults)" : (" (" + tuning + ")").c_str());
-  auto layout = std::make_shared<std::vector<int>>(ranks);
-  for (int r = 0; r < ranks; ++r) (*layout)[r] = r / (ranks / hosts);
-  for (algo::CollType coll : {algo::CollType::kAllReduce, algo::CollType::kReduceScatter, algo::CollType::kAllGather,
-                              algo::CollType::kAlltoAll, algo::CollType::kBroadcast, algo::CollType::kReduce}) {
+  for (algo::CollType coll : kTable) {
     printf("\n  %s\n", algo::collName(coll));
     for (size_t bytes = 8; bytes <= (64u << 20); bytes *= 8) {
-      algo::CollShape shape;
-      shape.type = coll;
-      shape.nranks = ranks;
-      shape.elemSize = 4;
-      const bool perPeer = coll == algo::CollType::kAllGather || coll == algo::CollType::kReduceScatter ||
-                           coll == algo::CollType::kAlltoAll;
-      shape.count = bytes / 4 / (perPeer ? static_cast<size_t>(ranks) : 1);
-      shape.hostOfRank = hosts > 1 ? layout : nullptr;
+      const algo::CollShape shape = shapeOf(coll, bytes);
       const algo::Algorithm* chosen = tuner::choose(shape, selector);
       if (!chosen) continue;
       printf("    %-9s %-13s %10.1f us", sizeText(bytes).c_str(), chosen->name,
