@@ -40,6 +40,8 @@ class CostModel {
   double allPairs(size_t bytes) const;
   /// `bytes` reduced by one core.
   double reduce(size_t bytes) const { return static_cast<double>(bytes) / (in_.reduceGBps * 1e3); }
+  /// `bytes` copied locally by one core (as fast as a shared-memory hop moves them).
+  double copy(size_t bytes) const { return static_cast<double>(bytes) / (in_.intra.beta * 1e3); }
 
  private:
   double finish(const std::vector<double>& rankIntra, const std::vector<double>& hostInter, bool crossing) const;

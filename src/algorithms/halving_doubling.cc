@@ -16,7 +16,7 @@ PowerOfTwoCore powerOfTwoCore(int nranks, int rank) {
 }
 
 void addRecursiveHalving(Plan& p, const PowerOfTwoCore& core, BufferKind dst, GroupedData* data) {
-  int lo = 0, hi = core.p;  // the groups this rank still reduces
+  int lo = 0;  // the first of the groups this rank still reduces (2 * mask of them)
   for (int mask = core.p / 2; mask >= 1; mask /= 2) {
     const int peer = core.me ^ mask, mid = lo + mask;
     const bool keepLower = (core.me & mask) == 0;
@@ -39,9 +39,7 @@ void addRecursiveHalving(Plan& p, const PowerOfTwoCore& core, BufferKind dst, Gr
       }
     }
     lo = keepLo;
-    hi = keepLo + mask;
   }
-  (void)hi;
 }
 
 void addRecursiveDoubling(Plan& p, const PowerOfTwoCore& core, BufferKind buf, GroupedData* data) {

@@ -122,7 +122,7 @@ std::string fromNcclAlgo(const std::string& ncclAlgo) {
         if (collectiveByName(coll, &type)) {
           switch (type) {
             case algo::CollType::kAllReduce:
-              return prefix + "rec_doubling";
+              return prefix + "tree";
             case algo::CollType::kReduceScatter:
               return prefix + "rec_halving";
             case algo::CollType::kAllGather:
@@ -132,7 +132,7 @@ std::string fromNcclAlgo(const std::string& ncclAlgo) {
           }
         }
       }
-      return std::string("rec_doubling,rec_halving,binomial");
+      return std::string("tree,rec_doubling,rec_halving,binomial");
     }
     return std::string();  // CollNet, NVLS, PAT: nothing here runs them
   };

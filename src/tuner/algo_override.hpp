@@ -9,7 +9,8 @@
 // element size, times the rank count for AllGather, ReduceScatter and AlltoAll). An entry forces its algorithm for
 // the calls it matches (the first matching entry that applies to the shape wins); '^' instead removes the
 // algorithm from the selector's choice. Examples: "ring", "allreduce:rec_doubling@0-64K,allreduce:ring",
-// "^one_shot". NCCL_ALGO is read too when CHORUS_ALGO is unset (Ring -> ring, Tree -> the tree-shaped ones).
+// "^one_shot". NCCL_ALGO is read too when CHORUS_ALGO is unset (Ring -> ring, Tree -> the double binary tree
+// AllReduce and the other log-depth algorithms).
 #pragma once
 
 #include <string>

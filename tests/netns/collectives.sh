@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Collectives across simulated hosts (tests/netns/cluster: 2 hosts x 2 ranks, links capped at 1 Gbit/s): each
 # collective with the selector's choice and with every algorithm that applies forced, data checked by the perf
-# tools. Exits 77 (skipped) where network namespaces are not available.
+# tools. Where network namespaces are not available the hosts are plain processes told apart by CHORUS_HOST_ID.
 set -euo pipefail
 build="${1:?usage: collectives.sh BUILD_DIR}"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -9,16 +9,15 @@ run() {  # algorithm-forcing spec, perf tool
   local spec="$1" tool="$2"
   echo "== $tool ${spec:-(the selector chooses)}"
   local code=0
-  "$here/cluster" --hosts 2 --ranks-per-host 2 -- env CHORUS_ALGO="$spec" CHORUS_TIMEOUT=60 \
+  "$here/cluster" --hosts 2 --ranks-per-host 2 --fallback -- env CHORUS_ALGO="$spec" CHORUS_TIMEOUT=60 \
     "$build/perf/$tool" -b 8 -e 1M -f 16 -n 3 -w 1 -c 1 > /tmp/chorus-netns-$$.log 2>&1 || code=$?
-  if [ "$code" -eq 77 ]; then cat /tmp/chorus-netns-$$.log; exit 77; fi
   grep -E "^ +[0-9]|Out of bounds" /tmp/chorus-netns-$$.log || true
   if [ "$code" -ne 0 ]; then cat /tmp/chorus-netns-$$.log; echo "FAILED: $tool $spec (exit $code)"; exit 1; fi
 }
 for spec in "" ring one_shot rec_doubling rabenseifner hier; do run "$spec" all_reduce_perf; done
 for spec in "" ring direct rec_halving hier; do run "$spec" reduce_scatter_perf; done
 for spec in "" ring direct rec_doubling hier; do run "$spec" all_gather_perf; done
-run "" alltoall_perf
+for spec in "" pairwise bruck; do run "$spec" alltoall_perf; done
 for spec in ring binomial; do run "$spec" broadcast_perf; run "$spec" reduce_perf; done
 rm -f /tmp/chorus-netns-$$.log
 echo "all collectives correct across the simulated hosts"

@@ -1,0 +1,133 @@
+// The selector: CHORUS_ALGO's grammar and NCCL_ALGO's translation, tuning files, and the cost model's choices on
+// shapes whose answer is known (one round for tiny messages, hierarchical across slow links, ties to the ring).
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "algorithms/cost.hpp"
+#include "tuner/algo_override.hpp"
+#include "tuner/choice.hpp"
+#include "tuner/costs.hpp"
+
+namespace chorus::tuner {
+namespace {
+
+using algo::CollType;
+
+algo::CollShape shapeOf(CollType type, int nranks, size_t bytes, int hosts = 1) {
+  algo::CollShape s;
+  s.type = type;
+  s.nranks = nranks;
+  s.elemSize = 4;
+  const bool perPeer = type == CollType::kAllGather || type == CollType::kReduceScatter || type == CollType::kAlltoAll;
+  s.count = bytes / 4 / (perPeer ? static_cast<size_t>(nranks) : 1);
+  if (hosts > 1) {
+    auto layout = std::make_shared<std::vector<int>>(nranks);
+    for (int r = 0; r < nranks; ++r) (*layout)[r] = r / (nranks / hosts);
+    s.hostOfRank = layout;
+  }
+  return s;
+}
+
+Selector selectorWith(const std::string& rules, const CostTable& table = {}, bool oversubscribed = false) {
+  Selector s;
+  s.costs = costInputs(table, oversubscribed);
+  EXPECT_TRUE(parseAlgoRules(rules, &s.rules).isOk()) << rules;
+  return s;
+}
+
+std::string chosen(const algo::CollShape& shape, const Selector& selector) {
+  const algo::Algorithm* a = choose(shape, selector);
+  return a ? a->name : "none";
+}
+
+TEST(AlgoRules, ParsesEveryForm) {
+  std::vector<AlgoRule> rules;
+  ASSERT_TRUE(parseAlgoRules(" ring , allreduce:rec_doubling@0-64K; ^one_shot, AllGather:direct@1M-", &rules).isOk());
+  ASSERT_EQ(rules.size(), 4u);
+  EXPECT_TRUE(rules[0].anyCollective);
+  EXPECT_EQ(rules[1].coll, CollType::kAllReduce);
+  EXPECT_EQ(rules[1].hi, size_t{64} << 10);
+  EXPECT_TRUE(rules[2].exclude);
+  EXPECT_EQ(rules[3].coll, CollType::kAllGather);
+  EXPECT_EQ(rules[3].lo, size_t{1} << 20);
+  EXPECT_EQ(rules[3].hi, SIZE_MAX);
+}
+
+TEST(AlgoRules, ErrorsNameTheEntry) {
+  std::vector<AlgoRule> rules;
+  Status st = parseAlgoRules("ring,allreduce:bogus", &rules);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("'allreduce:bogus'"), std::string::npos) << st.message();
+  st = parseAlgoRules("allreduce:ring@64K", &rules);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("lo-hi"), std::string::npos) << st.message();
+  st = parseAlgoRules("allsum:ring", &rules);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("unknown collective 'allsum'"), std::string::npos) << st.message();
+  st = parseAlgoRules("broadcast:direct", &rules);  // exists, but not for Broadcast
+  ASSERT_FALSE(st.isOk());
+}
+
+TEST(AlgoRules, TranslatesNcclAlgo) {
+  EXPECT_EQ(fromNcclAlgo("Ring"), "ring");
+  EXPECT_EQ(fromNcclAlgo("^Ring"), "^ring");
+  EXPECT_EQ(fromNcclAlgo("Tree"), "tree,rec_doubling,rec_halving,binomial");
+  EXPECT_EQ(fromNcclAlgo("allreduce:tree;broadcast:ring"), "allreduce:tree,broadcast:ring");
+  EXPECT_EQ(fromNcclAlgo("NVLS,CollnetDirect"), "");
+  std::vector<AlgoRule> rules;
+  EXPECT_TRUE(parseAlgoRules(fromNcclAlgo("Ring,Tree"), &rules).isOk());
+}
+
+TEST(Selector, RulesForceAndExcludeBySize) {
+  const Selector s = selectorWith("allreduce:rec_doubling@0-64K,allreduce:ring");
+  EXPECT_EQ(chosen(shapeOf(CollType::kAllReduce, 4, 1024), s), "rec_doubling");
+  EXPECT_EQ(chosen(shapeOf(CollType::kAllReduce, 4, 64 << 10), s), "ring");
+  EXPECT_EQ(chosen(shapeOf(CollType::kAllGather, 4, 1024), s), chosen(shapeOf(CollType::kAllGather, 4, 1024),
+                                                                      selectorWith("")));  // other collectives free
+  const Selector noOneShot = selectorWith("^one_shot");
+  EXPECT_NE(chosen(shapeOf(CollType::kAllReduce, 4, 8), noOneShot), "one_shot");
+  // A forced algorithm that cannot run the shape is passed over: hier needs several hosts.
+  EXPECT_NE(chosen(shapeOf(CollType::kAllReduce, 4, 8 << 20), selectorWith("hier")), "hier");
+  EXPECT_EQ(chosen(shapeOf(CollType::kAllReduce, 4, 8 << 20, 2), selectorWith("hier")), "hier");
+}
+
+TEST(Selector, CostModelPicksTheKnownAnswers) {
+  const Selector free = selectorWith("");
+  // Tiny messages: one round beats the ring's 2(n-1).
+  EXPECT_EQ(chosen(shapeOf(CollType::kAllReduce, 8, 8), free), "one_shot");
+  // Large messages on one host: the bandwidth-optimal ones tie with the ring, which wins the tie.
+  EXPECT_EQ(chosen(shapeOf(CollType::kAllReduce, 2, 64 << 20), free), "ring");
+  // Two hosts behind a slow link: the hierarchical AllReduce sends 1/L of the data per rank across it.
+  CostTable slow;
+  slow.inter = {20.0, 0.125};
+  const Selector cluster = selectorWith("", slow);
+  const algo::CollShape big = shapeOf(CollType::kAllReduce, 4, 4 << 20, 2);
+  EXPECT_EQ(chosen(big, cluster), "hier");
+  const double ring = predict(*algo::findAlgorithm(CollType::kAllReduce, "ring"), big, cluster.costs);
+  const double hier = predict(*algo::findAlgorithm(CollType::kAllReduce, "hier"), big, cluster.costs);
+  EXPECT_GT(ring / hier, 1.4);
+  // More ranks than cores: each dependent round costs a switch, so fewer rounds win for longer.
+  CostTable table;
+  table.oversubscribedRound = 20;
+  const Selector busy = selectorWith("", table, true);
+  EXPECT_NE(chosen(shapeOf(CollType::kAllGather, 8, 64 << 10), busy), "ring");
+}
+
+TEST(TuningFile, ParsesAndRejects) {
+  CostTable t;
+  ASSERT_TRUE(parseTuning("# measured\nintra.alpha_us 0.5\ninter.beta_GBps 0.12  # capped\n\n", &t).isOk());
+  EXPECT_DOUBLE_EQ(t.intra.alpha, 0.5);
+  EXPECT_DOUBLE_EQ(t.inter.beta, 0.12);
+  CostTable back;
+  ASSERT_TRUE(parseTuning(formatTuning(t), &back).isOk());
+  EXPECT_DOUBLE_EQ(back.inter.beta, 0.12);
+  Status st = parseTuning("intra.alpha_us 1\nintra.beta_GBps fast\n", &t);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("line 2"), std::string::npos) << st.message();
+  EXPECT_FALSE(parseTuning("warp.speed 9\n", &t).isOk());
+  EXPECT_FALSE(parseTuning("inter.beta_GBps 0\n", &t).isOk());
+}
+
+}  // namespace
+}  // namespace chorus::tuner
