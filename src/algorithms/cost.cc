@@ -13,10 +13,9 @@ CostModel::CostModel(const CollShape& shape, const CostInputs& inputs) : n_(shap
 }
 
 double CostModel::finish(const std::vector<double>& rankIntra, const std::vector<double>& hostInter,
-                         bool crossing) const {
+                         double alpha) const {
   const double intraBytes = rankIntra.empty() ? 0 : *std::max_element(rankIntra.begin(), rankIntra.end());
   const double interBytes = hostInter.empty() ? 0 : *std::max_element(hostInter.begin(), hostInter.end());
-  const double alpha = crossing ? in_.inter.alpha : in_.intra.alpha;
   return alpha + in_.roundPenalty + std::max(intraBytes / (in_.intra.beta * 1e3), interBytes / (in_.inter.beta * 1e3));
 }
 
@@ -38,24 +37,29 @@ double CostModel::round(const std::function<int(int)>& peerOf, size_t bytes, con
   } else {
     for (int r = 0; r < n_; ++r) add(r);
   }
-  return finish(rankIntra, hostInter, crossing);
+  return finish(rankIntra, hostInter, crossing ? in_.inter.alpha : in_.intra.alpha);
 }
 
 double CostModel::allPairs(size_t bytes) const {
   std::vector<double> rankIntra(n_, 0), hostInter(hosts_, 0);
-  bool crossing = false;
+  // A rank pays each message's latency one after another (a system call and a wake-up per tcp message), so the
+  // round's latency is that of the rank with the most messages.
+  double alpha = 0;
   for (int r = 0; r < n_; ++r) {
+    double mine = 0;
     for (int q = 0; q < n_; ++q) {
       if (q == r) continue;
       if (sameHost(r, q)) {
         rankIntra[r] += static_cast<double>(bytes);
+        mine += in_.intra.alpha;
       } else {
         hostInter[host_[r]] += static_cast<double>(bytes);
-        crossing = true;
+        mine += in_.inter.alpha;
       }
     }
+    alpha = std::max(alpha, mine);
   }
-  return finish(rankIntra, hostInter, crossing);
+  return finish(rankIntra, hostInter, alpha);
 }
 
 }  // namespace chorus::algo
