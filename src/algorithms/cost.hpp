@@ -36,7 +36,7 @@ class CostModel {
 
   /// One round in which every rank r (of `ranks`, default all) sends `bytes` to peerOf(r) (-1: none).
   double round(const std::function<int(int)>& peerOf, size_t bytes, const std::vector<int>* ranks = nullptr) const;
-  /// One round in which every rank sends `bytes` to every other rank (its messages' latencies add up).
+  /// One round in which every rank sends `bytes` to every other rank (its network messages' latencies add up).
   double allPairs(size_t bytes) const;
   /// `bytes` reduced by one core.
   double reduce(size_t bytes) const { return static_cast<double>(bytes) / (in_.reduceGBps * 1e3); }
