@@ -437,22 +437,19 @@ Status round(std::span<Execution* const> executions, bool* allDone, bool* moved)
   return Status::ok();
 }
 
-// The wait after the spin: yields the core (or sleeps in poll() on sockets), checks that the peers live, and ends
-// with an error at the deadline.
-Status waitPastSpin(std::span<Execution* const> executions) {
+// The wait after the spin: yields the core (or sleeps in poll() on sockets) until something moves, checks that the
+// peers live, and ends with an error when nothing moved for CHORUS_TIMEOUT. Returns at the first progress (the
+// caller spins again: the next message is often close behind) with *done telling whether everything finished.
+Status waitPastSpin(std::span<Execution* const> executions, bool* done) {
   const Settings& cfg = settings();
   const auto idleSince = std::chrono::steady_clock::now();
   const Deadline deadline = Deadline::after(cfg.timeoutSeconds);
   auto lastLiveness = idleSince;
   std::vector<pollfd> pollFds;
   for (uint64_t idle = 1;; ++idle) {
-    bool allDone = false, moved = false;
-    CHORUS_TRY(round(executions, &allDone, &moved));
-    if (allDone) return Status::ok();
-    if (moved) {
-      idle = 0;
-      continue;
-    }
+    bool moved = false;
+    CHORUS_TRY(round(executions, done, &moved));
+    if (*done || moved) return Status::ok();
     if ((idle & 63) != 0) {
       pollFds.clear();
       bool sockets = true;
@@ -491,14 +488,18 @@ Status waitPastSpin(std::span<Execution* const> executions) {
 Status run(std::span<Execution* const> executions) {
   int64_t spin = executions.empty() ? 0 : executions[0]->spinIterations();
   for (const Execution* e : executions) spin = std::min(spin, e->spinIterations());
-  // Spin first: this path reads no clock and makes no system call. The deadline counts from the end of the spin.
-  for (int64_t idle = 0; idle < spin;) {
-    bool allDone = false, moved = false;
-    CHORUS_TRY(round(executions, &allDone, &moved));
-    if (allDone) return Status::ok();
-    idle = moved ? 0 : idle + 1;
+  while (true) {
+    // Spin first: this path reads no clock and makes no system call. The deadline counts from the end of a spin.
+    for (int64_t idle = 0; idle < spin;) {
+      bool allDone = false, moved = false;
+      CHORUS_TRY(round(executions, &allDone, &moved));
+      if (allDone) return Status::ok();
+      idle = moved ? 0 : idle + 1;
+    }
+    bool done = false;
+    CHORUS_TRY(waitPastSpin(executions, &done));
+    if (done) return Status::ok();
   }
-  return waitPastSpin(executions);
 }
 
 }  // namespace chorus::engine
