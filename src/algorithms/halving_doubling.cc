@@ -63,4 +63,10 @@ void addRecursiveDoubling(Plan& p, const PowerOfTwoCore& core, BufferKind buf, G
   }
 }
 
+double foldCost(const CostModel& m, const PowerOfTwoCore& core, size_t in, size_t out, bool reduces) {
+  if (core.p >= m.nranks()) return 0;
+  auto folded = [&](int r) { return r >= core.p ? r - core.p : -1; };
+  return m.round(folded, in) + m.round(folded, out) + (reduces ? m.reduce(in) : 0);
+}
+
 }  // namespace chorus::algo

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 #include "algorithms/ring_steps.hpp"
 
@@ -36,5 +37,9 @@ void addRecursiveHalving(Plan& p, const PowerOfTwoCore& core, BufferKind dst, Gr
 /// Recursive doubling: participant j's group j is where data->states says; afterwards every participant holds every
 /// group in `buf`.
 void addRecursiveDoubling(Plan& p, const PowerOfTwoCore& core, BufferKind buf, GroupedData* data);
+
+/// The cost of the ranks outside the core handing `in` bytes to their participant and taking `out` bytes back
+/// (0 when n is a power of two), and of the participant reducing what came in when `reduces`.
+double foldCost(const CostModel& m, const PowerOfTwoCore& core, size_t in, size_t out, bool reduces);
 
 }  // namespace chorus::algo

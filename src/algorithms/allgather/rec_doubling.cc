@@ -1,7 +1,6 @@
 // Recursive-doubling AllGather: in round k each rank of the power-of-two core exchanges the 2^k blocks it holds
 // with the rank 2^k away; after log2(p) rounds every rank holds every block. With n not a power of two, rank q+p
 // hands its block to rank q first (block q+p travels with block q) and gets all blocks from rank q at the end.
-#include "algorithms/cost.hpp"
 #include "algorithms/halving_doubling.hpp"
 
 namespace chorus::algo {
@@ -54,8 +53,7 @@ Plan recDoublingAllGather(const CollShape& s) {
 double recDoublingCost(const CollShape& s, const CostModel& m) {
   const PowerOfTwoCore c = powerOfTwoCore(s.nranks, 0);
   const size_t block = s.count * s.elemSize, all = block * static_cast<size_t>(s.nranks);
-  auto folded = [&](int r) { return r >= c.p ? r - c.p : -1; };
-  double t = c.p < s.nranks ? m.round(folded, block) + m.round(folded, all) : 0;
+  double t = foldCost(m, c, block, all, false);
   for (int mask = 1; mask < c.p; mask *= 2) {
     const size_t part = all / static_cast<size_t>(c.p) * static_cast<size_t>(mask);
     t += m.round([&](int r) { return r < c.p ? r ^ mask : -1; }, part);

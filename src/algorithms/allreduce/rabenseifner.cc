@@ -1,7 +1,6 @@
 // Rabenseifner's AllReduce: a reduce-scatter by recursive halving and an all-gather by recursive doubling, on the
 // largest power-of-two core of ranks (the others fold their data in first and get the result at the end). It moves
 // as few bytes as a ring, 2(p-1)/p of the data per rank, in 2 log2(p) rounds instead of 2(p-1).
-#include "algorithms/cost.hpp"
 #include "algorithms/halving_doubling.hpp"
 
 namespace chorus::algo {
@@ -57,8 +56,7 @@ Plan rabenseifnerAllReduce(const CollShape& s) {
 double rabenseifnerCost(const CollShape& s, const CostModel& m) {
   const PowerOfTwoCore c = powerOfTwoCore(s.nranks, 0);
   const size_t bytes = s.count * s.elemSize;
-  auto folded = [&](int r) { return r >= c.p ? r - c.p : -1; };
-  double t = c.p < s.nranks ? 2 * m.round(folded, bytes) + m.reduce(bytes) : 0;
+  double t = foldCost(m, c, bytes, bytes, true);
   for (int mask = c.p / 2; mask >= 1; mask /= 2) {
     const size_t part = bytes / static_cast<size_t>(c.p) * static_cast<size_t>(mask);
     const double exchange = m.round([&](int r) { return r < c.p ? r ^ mask : -1; }, part);

@@ -2,7 +2,6 @@
 // adds it, so after log2(p) rounds every rank holds the total; ranks beyond the largest power of two p fold their
 // data onto a partner first and get the result back. Few rounds, whole buffer each round: for small messages.
 // Both sides of an exchange add the same two values, so every rank ends with the same bits.
-#include "algorithms/cost.hpp"
 #include "algorithms/halving_doubling.hpp"
 
 namespace chorus::algo {
@@ -51,8 +50,7 @@ Plan recDoublingAllReduce(const CollShape& s) {
 double recDoublingCost(const CollShape& s, const CostModel& m) {
   const PowerOfTwoCore c = powerOfTwoCore(s.nranks, 0);
   const size_t bytes = s.count * s.elemSize;
-  auto folded = [&](int r) { return r >= c.p ? r - c.p : -1; };
-  double t = c.p < s.nranks ? 2 * m.round(folded, bytes) + m.reduce(bytes) : 0;
+  double t = foldCost(m, c, bytes, bytes, true);
   for (int mask = 1; mask < c.p; mask *= 2) {
     t += m.round([&](int r) { return r < c.p ? r ^ mask : -1; }, bytes) + m.reduce(bytes);
   }

@@ -2,7 +2,6 @@
 // peer 2^(log p - 1 - k) away keeps, and adds the peer's half of its own; after log2(p) rounds it holds its block
 // summed over every rank. With n not a power of two, block q+p travels with block q (rank q+p folds its input onto
 // rank q first and gets its block back at the end).
-#include "algorithms/cost.hpp"
 #include "algorithms/halving_doubling.hpp"
 
 namespace chorus::algo {
@@ -56,8 +55,7 @@ Plan recHalvingReduceScatter(const CollShape& s) {
 double recHalvingCost(const CollShape& s, const CostModel& m) {
   const PowerOfTwoCore c = powerOfTwoCore(s.nranks, 0);
   const size_t block = s.count * s.elemSize, all = block * static_cast<size_t>(s.nranks);
-  auto folded = [&](int r) { return r >= c.p ? r - c.p : -1; };
-  double t = c.p < s.nranks ? m.round(folded, all) + m.round(folded, block) + m.reduce(all) : 0;
+  double t = foldCost(m, c, all, block, true);
   for (int mask = c.p / 2; mask >= 1; mask /= 2) {
     const size_t part = all / static_cast<size_t>(c.p) * static_cast<size_t>(mask);
     t += m.round([&](int r) { return r < c.p ? r ^ mask : -1; }, part) + m.reduce(part);
