@@ -17,7 +17,7 @@ run() {  # algorithm-forcing spec, perf tool
 for spec in "" ring one_shot rec_doubling rabenseifner hier; do run "$spec" all_reduce_perf; done
 for spec in "" ring direct rec_halving hier; do run "$spec" reduce_scatter_perf; done
 for spec in "" ring direct rec_doubling hier; do run "$spec" all_gather_perf; done
-for spec in "" pairwise bruck; do run "$spec" alltoall_perf; done
+for spec in "" pairwise bruck hier; do run "$spec" alltoall_perf; done
 for spec in ring binomial; do run "$spec" broadcast_perf; run "$spec" reduce_perf; done
 rm -f /tmp/chorus-netns-$$.log
 echo "all collectives correct across the simulated hosts"
