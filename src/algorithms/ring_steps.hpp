@@ -17,6 +17,9 @@ struct ByteRange {
 };
 using SliceOf = std::function<ByteRange(int slice)>;
 
+/// The block of `rank` when every rank owns `block` bytes in rank order (AllGather, ReduceScatter layouts).
+inline ByteRange rankBlock(int rank, size_t block) { return {static_cast<size_t>(rank) * block, block}; }
+
 /// A step that finishes once step `dep` has finished entirely (-1: nothing to wait for, returns -1). Steps that
 /// depend on a fence may cover any bytes: a dependency on a transfer only releases the bytes at the same offsets.
 int addFence(Plan& p, int dep);

@@ -14,7 +14,7 @@ Plan hierAllGather(const CollShape& s) {
   hostGroupsOf(s, &g);
   const size_t block = s.count * s.elemSize;  // count = sendcount
   const int H = static_cast<int>(g.cross.size());
-  auto blockOf = [&](int rank) { return ByteRange{static_cast<size_t>(rank) * block, block}; };
+  auto blockOf = [&](int rank) { return rankBlock(rank, block); };
   // In place (send == recv + rank*block) this copy is a self-copy, which the engine skips.
   const int own =
       p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, blockOf(s.rank).offset}, block});

@@ -10,7 +10,7 @@ Plan recDoublingAllGather(const CollShape& s) {
   Plan p;
   const PowerOfTwoCore core = powerOfTwoCore(s.nranks, s.rank);
   const size_t block = s.count * s.elemSize;  // count = sendcount
-  auto blockOf = [&](int rank) { return ByteRange{static_cast<size_t>(rank) * block, block}; };
+  auto blockOf = [&](int rank) { return rankBlock(rank, block); };
   if (block == 0) return p;
   // In place (send == recv + rank*block) this copy is a self-copy, which the engine skips.
   const int own =

@@ -16,7 +16,7 @@ Plan hierReduceScatter(const CollShape& s) {
   const size_t block = s.count * s.elemSize;  // count = recvcount
   const int H = static_cast<int>(g.cross.size());
   p.scratchBytes = block * static_cast<size_t>(s.nranks);
-  auto blockOf = [&](int rank) { return ByteRange{static_cast<size_t>(rank) * block, block}; };
+  auto blockOf = [&](int rank) { return rankBlock(rank, block); };
   // 1. One ring per host h' inside this host, all on the same peers (their steps queue in order).
   int hostSums = -1;
   for (int h = 0; h < H; ++h) {

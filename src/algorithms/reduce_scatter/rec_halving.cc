@@ -11,7 +11,7 @@ Plan recHalvingReduceScatter(const CollShape& s) {
   Plan p;
   const PowerOfTwoCore core = powerOfTwoCore(s.nranks, s.rank);
   const size_t block = s.count * s.elemSize;  // count = recvcount
-  auto blockOf = [&](int rank) { return ByteRange{static_cast<size_t>(rank) * block, block}; };
+  auto blockOf = [&](int rank) { return rankBlock(rank, block); };
   if (block == 0) return p;
   if (core.me < 0) {
     for (int g = 0; g < core.p; ++g) {
