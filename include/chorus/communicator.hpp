@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "chorus/counters.hpp"
 #include "chorus/request.hpp"
 #include "chorus/status.hpp"
 #include "chorus/types.hpp"
@@ -41,6 +42,16 @@ class Communicator {
   void abort();
   /// Last asynchronous error (a failed async operation), ok otherwise.
   Status asyncError() const;
+
+  /// Deterministic mode (default: CHORUS_DETERMINISTIC): AllReduce, ReduceScatter and Reduce fold every element in
+  /// rank order, ((x0 + x1) + x2) + ..., so their results are bitwise the same whatever the message size and the
+  /// same between the three collectives; they use one-round "direct" or "one_shot" algorithms, which send as many
+  /// bytes as the ring. Every rank must set the same mode before its next call; communicators split from this one
+  /// inherit it. Waits for this communicator's async work first.
+  void setDeterministic(bool on);
+  /// Calls, payload and wire bytes per collective since creation or resetCounters() (counters.hpp).
+  TrafficCounters counters() const;
+  void resetCounters();
 
   Status allReduce(const void* send, void* recv, size_t count, DataType type, RedOp op);
   Status reduceScatter(const void* send, void* recv, size_t recvCount, DataType type, RedOp op);

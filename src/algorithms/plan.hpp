@@ -69,6 +69,14 @@ struct Plan {
   }
 };
 
+/// Bytes a rank running `plan` sends to other ranks (sends to itself left out).
+inline uint64_t wireBytes(const Plan& plan, int rank) {
+  uint64_t total = 0;
+  for (const Step& s : plan.steps)
+    if (s.kind == StepKind::kSend && s.peer != rank) total += s.bytes;
+  return total;
+}
+
 /// AlltoAllv's element counts and displacements, one entry per peer.
 struct VariableLayout {
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
@@ -101,6 +109,9 @@ struct Algorithm {
   CostFunction cost = nullptr;
   /// Whether the algorithm can run `shape` (null: any shape); the tuner only considers those that can.
   Applicability applies = nullptr;
+  /// Every element of the result is folded in rank order (rank 0's value first), the same on every rank, whatever
+  /// the arrival order: the only algorithms deterministic mode lets reduce.
+  bool rankOrder = false;
   bool appliesTo(const CollShape& shape) const { return !applies || applies(shape); }
 };
 
@@ -113,6 +124,9 @@ struct AlgorithmRegistrar {
 /// An algorithm that only some shapes can run (e.g. hierarchical ones need the same rank count on every host).
 #define CHORUS_REGISTER_ALGORITHM_IF(ident, name, coll, fn, cost, applies) \
   static const ::chorus::algo::AlgorithmRegistrar ident##_registrar({name, coll, fn, cost, applies})
+/// An algorithm that reduces every element in rank order (see Algorithm::rankOrder).
+#define CHORUS_REGISTER_RANK_ORDER_ALGORITHM(ident, name, coll, fn, cost) \
+  static const ::chorus::algo::AlgorithmRegistrar ident##_registrar({name, coll, fn, cost, nullptr, true})
 
 const std::vector<Algorithm>& algorithms();
 /// The algorithm for `coll`: by name when `name` is non-empty, else the default. Null when none matches.

@@ -226,6 +226,7 @@ Status CommImpl::buildSystem() {
   const auto& [myRanks, myCores] = machines[peers_[rank_].machineId];
   machineOversubscribed_ = myRanks > myCores;
   selector_.costs = tuner::costInputs(costs, anyOversubscribed);
+  selector_.deterministic = settings().deterministic;
   return tuner::rulesFromSettings(&selector_.rules);
 }
 
@@ -238,14 +239,62 @@ std::byte* CommImpl::scratch(size_t bytes) {
   return scratch_.data();
 }
 
-const algo::Plan* CommImpl::plan(const algo::CollShape& shape) {
+const CommImpl::CachedPlan* CommImpl::plan(const algo::CollShape& shape) {
   auto key = std::make_tuple(static_cast<int>(shape.type), shape.count, shape.elemSize, shape.root);
   auto it = plans_.find(key);
   if (it != plans_.end()) return &it->second;
   const algo::Algorithm* a = tuner::choose(shape, selector_);
   if (!a) return nullptr;
   if (plans_.size() >= 256) plans_.clear();  // bounded: a sweep over many sizes must not grow without end
-  return &plans_.emplace(key, a->generate(shape)).first->second;
+  CachedPlan cached{a->generate(shape)};
+  cached.wireBytes = algo::wireBytes(cached.plan, rank_);
+  return &plans_.emplace(key, std::move(cached)).first->second;
+}
+
+void CommImpl::count(algo::CollType type, uint64_t payload, uint64_t wire) {
+  CounterCells& c = counters_[static_cast<size_t>(type)];
+  c.calls.fetch_add(1, std::memory_order_relaxed);
+  c.payload.fetch_add(payload, std::memory_order_relaxed);
+  c.wire.fetch_add(wire, std::memory_order_relaxed);
+}
+
+TrafficCounters CommImpl::counters() const {
+  auto read = [this](algo::CollType t) {
+    const CounterCells& c = counters_[static_cast<size_t>(t)];
+    return CallCounters{c.calls.load(std::memory_order_relaxed), c.payload.load(std::memory_order_relaxed),
+                        c.wire.load(std::memory_order_relaxed)};
+  };
+  using algo::CollType;
+  TrafficCounters t;
+  t.allReduce = read(CollType::kAllReduce);
+  t.reduceScatter = read(CollType::kReduceScatter);
+  t.allGather = read(CollType::kAllGather);
+  t.alltoAll = read(CollType::kAlltoAll);
+  t.alltoAllv = read(CollType::kAlltoAllv);
+  t.broadcast = read(CollType::kBroadcast);
+  t.reduce = read(CollType::kReduce);
+  t.gather = read(CollType::kGather);
+  t.scatter = read(CollType::kScatter);
+  t.send = read(CollType::kSend);
+  t.recv = read(CollType::kRecv);
+  return t;
+}
+
+void CommImpl::resetCounters() {
+  for (CounterCells& c : counters_) {
+    c.calls.store(0, std::memory_order_relaxed);
+    c.payload.store(0, std::memory_order_relaxed);
+    c.wire.store(0, std::memory_order_relaxed);
+  }
+}
+
+void CommImpl::setDeterministic(bool on) {
+  worker_.drain();
+  std::lock_guard<std::mutex> lock(executionMutex_);
+  if (selector_.deterministic == on) return;
+  selector_.deterministic = on;
+  plans_.clear();  // chosen under the other mode
+  bound_.valid = false;
 }
 
 Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** out) {
@@ -258,6 +307,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   }
   // The same single call on the same buffers as last time: its bound steps are all still valid.
   if (ops.size() == 1 && bound_.matches(ops.front())) {
+    count(bound_.type, bound_.payload, bound_.wire);
     execution_->rewind(++sequence_);
     *out = execution_.get();
     return Status::ok();
@@ -272,6 +322,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
       std::count_if(ops.begin(), ops.end(), [](const Operation& op) { return op.type == algo::CollType::kAlltoAllv; });
   if (variable > 0) uncached.reserve(static_cast<size_t>(variable));
   std::vector<const algo::Plan*>& plans = planOfOp_;
+  uint64_t firstPayload = 0, firstWire = 0;
   std::vector<size_t>& offsets = scratchOffsets_;  // per op: scratch of its plan, then its pre-multiplied input
   plans.clear();
   offsets.clear();
@@ -280,13 +331,23 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
     algo::CollShape shape{op.type, nranks_, rank_, op.count, dataTypeSize(op.dtype), op.root, op.variable, hostLayout_};
     // The algorithm is chosen once per shape (cached with its plan), not on every call.
     const algo::Plan* chosen = nullptr;
+    uint64_t wire = 0;
     if (op.type == algo::CollType::kAlltoAllv) {
-      if (const algo::Algorithm* a = tuner::choose(shape, selector_))
+      if (const algo::Algorithm* a = tuner::choose(shape, selector_)) {
         chosen = &uncached.emplace_back(a->generate(shape));
-    } else {
-      chosen = plan(shape);
+        wire = algo::wireBytes(*chosen, rank_);
+      }
+    } else if (const CachedPlan* cached = plan(shape)) {
+      chosen = &cached->plan;
+      wire = cached->wireBytes;
     }
     if (!chosen) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
+    const uint64_t payload = payloadBytes(op, nranks_);
+    count(op.type, payload, wire);
+    if (plans.empty()) {
+      firstPayload = payload;
+      firstWire = wire;
+    }
     plans.push_back(chosen);
     offsets.push_back(scratchTotal);
     scratchTotal += (plans.back()->scratchBytes + 63) & ~size_t{63};
@@ -311,7 +372,8 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   // counts, PreMulSum's scaled copy of the input).
   const Operation& first = ops.front();
   if (ops.size() == 1 && first.type != algo::CollType::kAlltoAllv && first.op.kind != RedOpKind::kPreMulSum) {
-    bound_ = {true, first.type, first.send, first.recv, first.count, first.dtype, first.op.kind, first.root};
+    bound_ = {true,        first.type,    first.send, first.recv,   first.count,
+              first.dtype, first.op.kind, first.root, firstPayload, firstWire};
   }
   *out = execution_.get();
   return Status::ok();
@@ -371,6 +433,7 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
   auto child = std::make_unique<CommImpl>();
   CHORUS_TRY(
       child->init(bootstrap_->child(tag + "/" + std::to_string(color), static_cast<int>(members.size()), newRank)));
+  child->setDeterministic(selector_.deterministic);  // a split inherits the mode, as every rank's parent has it
   *out = std::move(child);
   return Status::ok();
 }

@@ -2,6 +2,7 @@
 // Operations into an engine Execution and back.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "chorus/counters.hpp"
 #include "comm/async_worker.hpp"
 #include "comm/operation.hpp"
 #include "engine/execution.hpp"
@@ -42,6 +44,11 @@ class CommImpl {
   Status execute(Operation op);
   Request submit(Operation op);
 
+  /// Deterministic mode on or off (tuner::Selector::deterministic); the same on every rank.
+  void setDeterministic(bool on);
+  TrafficCounters counters() const;
+  void resetCounters();
+
   /// Collective split over this communicator (see Communicator::split).
   Status split(int color, int key, std::unique_ptr<CommImpl>* out);
 
@@ -61,7 +68,13 @@ class CommImpl {
   std::byte* scratch(size_t bytes);
   /// The plan of `shape`, generated once and kept (plans depend only on the shape, not on the buffers); null when
   /// no algorithm implements the collective.
-  const algo::Plan* plan(const algo::CollShape& shape);
+  struct CachedPlan {
+    algo::Plan plan;
+    uint64_t wireBytes = 0;  // what running it sends to other ranks
+  };
+  const CachedPlan* plan(const algo::CollShape& shape);
+  /// Adds one call of `type` to the traffic counters.
+  void count(algo::CollType type, uint64_t payload, uint64_t wire);
   /// Runs `ops`; the caller holds executionMutex_.
   Status runLocked(const std::vector<Operation>& ops);
 
@@ -87,7 +100,7 @@ class CommImpl {
   std::vector<Operation> single_;                 // the one-operation list of execute(), reused
   std::vector<const algo::Plan*> planOfOp_;       // prepare()'s working lists, reused
   std::vector<size_t> scratchOffsets_;
-  std::map<std::tuple<int, size_t, size_t, int>, algo::Plan> plans_;  // (collective, count, element size, root)
+  std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)
   /// The single operation execution_ holds bound, when it can run again by a rewind (same call, same buffers).
   struct Bound {
     bool valid = false;
@@ -98,12 +111,19 @@ class CommImpl {
     DataType dtype;
     RedOpKind op;
     int root;
+    uint64_t payload, wire;  // what one run of it adds to the counters
     bool matches(const Operation& o) const {
       return valid && o.type == type && o.send == send && o.recv == recv && o.count == count && o.dtype == dtype &&
              o.op.kind == op && o.root == root;
     }
   } bound_;
   AsyncWorker worker_;
+  /// Per collective type (algo::CollType): calls, payload bytes, wire bytes. Written under executionMutex_, read
+  /// from any thread.
+  struct CounterCells {
+    std::atomic<uint64_t> calls{0}, payload{0}, wire{0};
+  };
+  std::array<CounterCells, 11> counters_;
 };
 
 }  // namespace chorus

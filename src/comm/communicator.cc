@@ -93,6 +93,9 @@ int Communicator::rank() const { return impl_->rank(); }
 int Communicator::size() const { return impl_->size(); }
 void Communicator::abort() { impl_->abort(); }
 Status Communicator::asyncError() const { return impl_->asyncError(); }
+void Communicator::setDeterministic(bool on) { impl_->setDeterministic(on); }
+TrafficCounters Communicator::counters() const { return impl_->counters(); }
+void Communicator::resetCounters() { impl_->resetCounters(); }
 
 namespace {
 Status run(CommImpl& impl, Operation op) {

@@ -104,4 +104,23 @@ size_t reductionOutputCount(const Operation& op, int rank, int) {
   }
 }
 
+uint64_t payloadBytes(const Operation& op, int nranks) {
+  const uint64_t e = dataTypeSize(op.dtype), n = static_cast<uint64_t>(nranks);
+  switch (op.type) {
+    case CollType::kAllGather:
+    case CollType::kGather:
+    case CollType::kReduceScatter:
+    case CollType::kScatter:
+    case CollType::kAlltoAll:
+      return op.count * n * e;
+    case CollType::kAlltoAllv: {
+      uint64_t elements = 0;
+      for (size_t c : op.variable->sendCounts) elements += c;
+      return elements * e;
+    }
+    default:
+      return op.count * e;
+  }
+}
+
 }  // namespace chorus

@@ -28,4 +28,7 @@ size_t reductionInputCount(const Operation& op, int rank, int nranks);
 /// Elements of the reduced result this rank holds (what avg divides), 0 when none.
 size_t reductionOutputCount(const Operation& op, int rank, int nranks);
 
+/// The call's payload in bytes as TrafficCounters count it (nccl-tests' algorithm-bandwidth size).
+uint64_t payloadBytes(const Operation& op, int nranks);
+
 }  // namespace chorus

@@ -28,6 +28,9 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_ALGO", "", "",
      "force or exclude algorithms: [^][collective:]name[@lo-hi], comma separated (e.g. allreduce:ring@1M-)"},
     {"NCCL_ALGO", "", "", "read when CHORUS_ALGO is unset: Ring -> ring, Tree -> the log-depth algorithms"},
+    {"CHORUS_DETERMINISTIC", "", "0",
+     "1: AllReduce, ReduceScatter and Reduce fold every element in rank order, so results do not depend on the "
+     "algorithm or the message size (Communicator::setDeterministic per communicator)"},
     {"CHORUS_TUNING_FILE", "", "", "alpha/beta table written by chorus-tune for the algorithm selector"},
     {"CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "",
      "this host's topology from a file (chorus, NCCL or hwloc XML) instead of hwloc discovery"},
@@ -77,6 +80,7 @@ Settings parse() {
   s.directThreshold = direct && *direct ? std::max<int64_t>(0, strtoll(direct, nullptr, 0)) : int64_t{1} << 20;
   s.shmCma = integer("CHORUS_SHM_CMA", 0) > 0;
   s.algorithm = str("CHORUS_ALGO", "", "");
+  s.deterministic = integer("CHORUS_DETERMINISTIC", 0) > 0;
   s.topoFile = str("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "");
   s.ncclAlgo = str("NCCL_ALGO", "", "");
   s.tuningFile = str("CHORUS_TUNING_FILE", "", "");

@@ -25,6 +25,7 @@ struct Settings {
   int64_t directThreshold = 0;      // CHORUS_DIRECT_THRESHOLD (0: direct transfers off)
   bool shmCma = false;              // CHORUS_SHM_CMA
   std::string algorithm;            // CHORUS_ALGO
+  bool deterministic = false;       // CHORUS_DETERMINISTIC
   std::string topoFile;             // CHORUS_TOPO_FILE / NCCL_TOPO_FILE
   std::string ncclAlgo;             // NCCL_ALGO (read when CHORUS_ALGO is unset)
   std::string tuningFile;           // CHORUS_TUNING_FILE

@@ -37,7 +37,16 @@ int preference(const char* name) {
   return static_cast<int>(std::size(kOrder));
 }
 
+bool reduces(algo::CollType t) {
+  return t == algo::CollType::kAllReduce || t == algo::CollType::kReduceScatter || t == algo::CollType::kReduce;
+}
+
 }  // namespace
+
+bool allowed(const algo::Algorithm& a, const algo::CollShape& shape, const Selector& selector) {
+  if (a.coll != shape.type || !a.appliesTo(shape)) return false;
+  return !selector.deterministic || !reduces(shape.type) || a.rankOrder;
+}
 
 const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& selector) {
   const std::vector<algo::Algorithm>& all = algo::algorithms();
@@ -45,12 +54,12 @@ const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& sele
   for (const AlgoRule& rule : selector.rules) {
     if (rule.exclude) continue;
     for (const algo::Algorithm& a : all) {
-      if (a.coll == shape.type && rule.matches(shape, a) && a.appliesTo(shape)) return &a;
+      if (allowed(a, shape, selector) && rule.matches(shape, a)) return &a;
     }
   }
   std::vector<std::pair<double, const algo::Algorithm*>> candidates;
   for (const algo::Algorithm& a : all) {
-    if (a.coll != shape.type || !a.appliesTo(shape)) continue;
+    if (!allowed(a, shape, selector)) continue;
     bool excluded = false;
     for (const AlgoRule& rule : selector.rules) excluded = excluded || (rule.exclude && rule.matches(shape, a));
     if (!excluded) candidates.emplace_back(predict(a, shape, selector.costs), &a);

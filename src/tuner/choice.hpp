@@ -15,6 +15,10 @@ namespace chorus::tuner {
 struct Selector {
   algo::CostInputs costs;
   std::vector<AlgoRule> rules;
+  /// Deterministic mode: reductions only by algorithms that fold in rank order (Algorithm::rankOrder), so every
+  /// element's bits depend neither on the algorithm nor on the message size. Forcing rules that name another
+  /// algorithm for a reduction are passed over.
+  bool deterministic = false;
 };
 
 /// The rules of CHORUS_ALGO, or of NCCL_ALGO when CHORUS_ALGO is unset.
@@ -22,6 +26,9 @@ Status rulesFromSettings(std::vector<AlgoRule>* rules);
 
 /// Predicted time of `a` on `shape` in µs (infinite when it has no cost function).
 double predict(const algo::Algorithm& a, const algo::CollShape& shape, const algo::CostInputs& costs);
+
+/// Whether `selector` lets `a` run `shape` at all (it applies to the shape, and deterministic mode allows it).
+bool allowed(const algo::Algorithm& a, const algo::CollShape& shape, const Selector& selector);
 
 /// The algorithm for `shape`; null when the collective has none that can run it.
 const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& selector);

@@ -31,6 +31,7 @@ double oneShotCost(const CollShape& s, const CostModel& m) {
 
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(allreduce_one_shot, "one_shot", CollType::kAllReduce, oneShotAllReduce, oneShotCost);
+CHORUS_REGISTER_RANK_ORDER_ALGORITHM(allreduce_one_shot, "one_shot", CollType::kAllReduce, oneShotAllReduce,
+                                     oneShotCost);
 
 }  // namespace chorus::algo

@@ -36,6 +36,7 @@ double directCost(const CollShape& s, const CostModel& m) {
 
 }  // namespace
 
-CHORUS_REGISTER_ALGORITHM(reduce_scatter_direct, "direct", CollType::kReduceScatter, directReduceScatter, directCost);
+CHORUS_REGISTER_RANK_ORDER_ALGORITHM(reduce_scatter_direct, "direct", CollType::kReduceScatter, directReduceScatter,
+                                     directCost);
 
 }  // namespace chorus::algo

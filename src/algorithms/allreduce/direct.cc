@@ -1,0 +1,51 @@
+// Direct AllReduce: a direct ReduceScatter (rank j folds block j of every rank's input, in rank order) followed by
+// a direct AllGather of the folded blocks. Every element is reduced in rank order, so the result has the same bits
+// as the direct ReduceScatter's and one-shot's, on every rank: deterministic mode's AllReduce for large messages.
+// Each rank sends 2(n-1)/n of the buffer, as the ring does, in two rounds instead of 2(n-1).
+#include "algorithms/cost.hpp"
+#include "algorithms/plan.hpp"
+
+namespace chorus::algo {
+namespace {
+
+Plan directAllReduce(const CollShape& s) {
+  Plan p;
+  const int n = s.nranks, r = s.rank;
+  const size_t e = s.elemSize;
+  auto off = [&](int block) { return sliceBegin(s.count, n, block) * e; };
+  auto len = [&](int block) { return off(block + 1) - off(block); };
+  if (n == 1) {
+    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, s.count * e});
+    return p;
+  }
+  // Own block to scratch first: in place, the fold writes recv block r before this rank's turn in it.
+  p.scratchBytes = len(r);
+  const int own = p.add({StepKind::kCopy, -1, {BufferKind::kSend, off(r)}, {BufferKind::kScratch, 0}, len(r)});
+  std::vector<int> blockSent(n, -1);
+  for (int k = 1; k < n; ++k) {
+    const int to = mod(r + k, n);
+    blockSent[to] = p.add({StepKind::kSend, to, {BufferKind::kSend, off(to)}, {}, len(to)});
+  }
+  const int folded = addRankOrderFold(p, n, r, {BufferKind::kScratch, 0}, {BufferKind::kRecv, off(r)}, len(r), own);
+  for (int k = 1; k < n; ++k) p.add({StepKind::kSend, mod(r + k, n), {BufferKind::kRecv, off(r)}, {}, len(r), folded});
+  for (int k = 1; k < n; ++k) {
+    const int from = mod(r - k, n);
+    // In place, block `from` of the input is still being sent to that rank: overwrite it only once it has gone.
+    Step receive{StepKind::kRecv, from, {}, {BufferKind::kRecv, off(from)}, len(from)};
+    receive.after = blockSent[from];
+    p.add(receive);
+  }
+  return p;
+}
+
+// Two all-pairs rounds of one block each, and n-1 reductions of one block.
+double directCost(const CollShape& s, const CostModel& m) {
+  const size_t block = (s.count + static_cast<size_t>(s.nranks) - 1) / static_cast<size_t>(s.nranks) * s.elemSize;
+  return 2 * m.allPairs(block) + m.reduce(block * static_cast<size_t>(s.nranks - 1));
+}
+
+}  // namespace
+
+CHORUS_REGISTER_RANK_ORDER_ALGORITHM(allreduce_direct, "direct", CollType::kAllReduce, directAllReduce, directCost);
+
+}  // namespace chorus::algo

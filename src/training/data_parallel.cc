@@ -1,0 +1,160 @@
+#include "chorus/training/data_parallel.hpp"
+
+#include <algorithm>
+
+namespace chorus::training {
+
+// Lends the replica's buffers and starts buckets as backward releases layers.
+class DataParallel::Access : public FlatAccess {
+ public:
+  explicit Access(DataParallel& dp) : FlatAccess(dp.model_, dp.params_.data(), dp.grads_.data()), dp_(dp) {}
+  Status release(int layer, bool backward) override {
+    return backward && dp_.reducing_ ? dp_.launchReadyBuckets(layer) : Status::ok();
+  }
+
+ private:
+  DataParallel& dp_;
+};
+
+DataParallel::DataParallel(Communicator& comm, Sequential& model, const DataParallelConfig& config,
+                           Communicator* expertComm)
+    : comm_(comm), expertComm_(expertComm), model_(model), config_(config) {
+  params_.assign(model.paramCount(), 0.0f);
+  grads_.assign(model.paramCount(), 0.0f);
+  optimizer_ = makeOptimizer(config.optimizer, model.paramCount());
+  planBuckets();
+}
+
+DataParallel::~DataParallel() { (void)waitBuckets(); }
+
+void DataParallel::planBuckets() {
+  struct Tensor_ {
+    size_t begin, end;
+    int layer;
+    bool expert;
+  };
+  std::vector<Tensor_> order;
+  for (int l = 0; l < model_.layers(); ++l) {
+    const Layer& layer = model_.layer(l);
+    const ParamRange expert = layer.expertParams();
+    if (expert.count) expertRanges_.push_back({model_.offset(l) + expert.offset, expert.count});
+    for (const ParamRange& t : layer.tensors()) {
+      const bool isExpert = expert.count && t.offset >= expert.offset && t.offset < expert.offset + expert.count;
+      order.push_back({model_.offset(l) + t.offset, model_.offset(l) + t.offset + t.count, l, isExpert});
+    }
+  }
+  std::reverse(order.begin(), order.end());
+  const size_t capElements = std::max<size_t>(1, config_.bucketCapBytes / sizeof(float));
+  Bucket open;
+  bool hasOpen = false;
+  auto close = [&] {
+    if (hasOpen) buckets_.push_back(open);
+    hasOpen = false;
+  };
+  for (const Tensor_& t : order) {
+    if (t.expert) {  // not reduced over this group: it also ends the contiguous range
+      close();
+      continue;
+    }
+    if (!hasOpen) {
+      open = {t.begin, t.end, t.layer};
+      hasOpen = true;
+    } else {
+      open.begin = t.begin;
+      open.lowestLayer = t.layer;
+    }
+    if (open.end - open.begin >= capElements) close();
+  }
+  close();
+}
+
+Status DataParallel::init(uint64_t seed) {
+  if (comm_.rank() == 0) model_.initParams(params_.data(), seed);
+  return comm_.broadcast(params_.data(), params_.data(), params_.size(), DataType::kFloat32, 0);
+}
+
+Status DataParallel::launchReadyBuckets(int releasedLayer) {
+  const float scale = 1.0f / static_cast<float>(comm_.size());
+  while (nextBucket_ < buckets_.size() && buckets_[nextBucket_].lowestLayer >= releasedLayer) {
+    Bucket& b = buckets_[nextBucket_++];
+    b.launchedAfterLayer = releasedLayer;
+    float* g = grads_.data() + b.begin;
+    for (size_t i = 0; i < b.end - b.begin; ++i) g[i] *= scale;
+    pending_.push_back(comm_.allReduceAsync(g, g, b.end - b.begin, DataType::kFloat32, RedOp::sum()));
+  }
+  return Status::ok();
+}
+
+Status DataParallel::waitBuckets() {
+  Status first;
+  for (Request& r : pending_) {
+    Status st = r.wait();
+    if (first.isOk() && !st.isOk()) first = st;
+  }
+  pending_.clear();
+  return first;
+}
+
+Status DataParallel::forwardBackward(const Tensor& x, const std::vector<int>& labels, LossResult* result) {
+  Access access(*this);
+  Tensor logits, dlogits;
+  CHORUS_TRY(model_.forward(x, access, &logits));
+  *result = softmaxCrossEntropy(logits, labels, &dlogits);
+  reducing_ = sync_;
+  nextBucket_ = 0;
+  Status st = model_.backward(dlogits, access);
+  reducing_ = false;
+  return st;
+}
+
+Status DataParallel::step() {
+  CHORUS_TRY(waitBuckets());
+  if (expertComm_ && expertComm_->size() > 1) {
+    const float scale = 1.0f / static_cast<float>(expertComm_->size());
+    for (const ParamRange& r : expertRanges_) {
+      float* g = grads_.data() + r.offset;
+      for (size_t i = 0; i < r.count; ++i) g[i] *= scale;
+      CHORUS_TRY(expertComm_->allReduce(g, g, r.count, DataType::kFloat32, RedOp::sum()));
+    }
+  }
+  optimizer_->beginStep();
+  optimizer_->update(params_.data(), grads_.data(), 0, params_.size());
+  std::fill(grads_.begin(), grads_.end(), 0.0f);
+  return Status::ok();
+}
+
+Status DataParallel::predict(const Tensor& x, Tensor* logits) {
+  FlatAccess access(model_, params_.data(), nullptr);
+  return model_.forward(x, access, logits);
+}
+
+Status DataParallel::exportCheckpoint(Checkpoint* out) {
+  out->params = params_;
+  out->state.clear();
+  for (auto* v : optimizer_->stateVectors()) out->state.push_back(*v);
+  out->step = optimizer_->stepCount();
+  return Status::ok();
+}
+
+Status DataParallel::importCheckpoint(const Checkpoint& in) {
+  auto state = optimizer_->stateVectors();
+  if (in.params.size() != params_.size() || in.state.size() != state.size()) {
+    return invalidArgument("checkpoint has " + std::to_string(in.params.size()) + " parameters and " +
+                           std::to_string(in.state.size()) + " state vectors; this model has " +
+                           std::to_string(params_.size()) + " and " + std::to_string(state.size()));
+  }
+  params_ = in.params;
+  for (size_t k = 0; k < state.size(); ++k) *state[k] = in.state[k];
+  optimizer_->stepCount() = in.step;
+  return Status::ok();
+}
+
+MemoryReport DataParallel::memory() const {
+  MemoryReport m;
+  m.paramBytes = params_.size() * sizeof(float);
+  m.gradBytes = grads_.size() * sizeof(float);
+  m.optimizerBytes = optimizer_->stateBytes();
+  return m;
+}
+
+}  // namespace chorus::training
