@@ -18,8 +18,8 @@ constexpr size_t kRows = 6;
 
 std::string trainDataParallel(Communicator& comm, size_t bucketCapBytes, int steps, int microBatches,
                               std::vector<float>* params, DataParallel::Bucket* firstBucket = nullptr,
-                              size_t* buckets = nullptr) {
-  comm.setDeterministic(true);
+                              size_t* buckets = nullptr, bool deterministic = true) {
+  comm.setDeterministic(deterministic);
   const auto widths = primeMlpWidths();
   training::Sequential model = training::makeMlp(widths);
   DataParallelConfig config;
@@ -121,6 +121,27 @@ TEST(DataParallel, WireBytesMatchTheFormula) {
       });
       EXPECT_EQ(failures, "") << n << " ranks, " << algo;
     }
+  }
+  unsetenv("CHORUS_ALGO");
+  reloadSettings();
+}
+
+TEST(DataParallel, DeterministicModeIsWhatMakesItBitwise) {
+  // A ring AllReduce folds each chunk starting at a different rank: with it forced and the mode off, 4 ranks no
+  // longer match the reference bitwise (only within fp32 tolerance); with the mode on, the ring is passed over.
+  setenv("CHORUS_ALGO", "allreduce:ring", 1);
+  reloadSettings();
+  const std::vector<float> expected = referenceDataParallel(primeMlpWidths(), 4, 3, 1, kRows);
+  for (bool deterministic : {true, false}) {
+    std::string failures = onRanks(4, RankKind::kThreads, [&](Communicator& comm) -> std::string {
+      std::vector<float> params;
+      std::string err = trainDataParallel(comm, 1 << 20, 3, 1, &params, nullptr, nullptr, deterministic);
+      if (!err.empty()) return err;
+      if (deterministic) return sameBits(params, expected);
+      if (sameBits(params, expected).empty()) return "ring gave the rank-order bits";
+      return closeTo(params, expected, 1e-4f, 1e-6f);
+    });
+    EXPECT_EQ(failures, "") << (deterministic ? "deterministic" : "ring");
   }
   unsetenv("CHORUS_ALGO");
   reloadSettings();
