@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Trains the Fashion-MNIST MLP under every mode of chorus-train on the same data, seed and global batch, and plots
+# the loss and accuracy curves of all of them on one PNG.
+#   scripts/train_demo.sh [--ranks N] [--epochs E] [--samples N] [--out DIR]   (defaults: 4, 3, 60000, docs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ranks=4 epochs=3 samples=60000 out=docs
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ranks) ranks=$2; shift 2 ;;
+    --epochs) epochs=$2; shift 2 ;;
+    --samples) samples=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "usage: $0 [--ranks N] [--epochs E] [--samples N] [--out DIR]" >&2; exit 2 ;;
+  esac
+done
+make -s build
+mkdir -p "$out"
+csv="$out/training_steps.csv"
+echo "mode,step,loss,accuracy,payload_bytes,wire_bytes" > "$csv"
+for mode in single dp zero1 zero2 zero3 tp moe; do
+  build/tools/chorus-train --mode "$mode" --ranks "$ranks" --epochs "$epochs" --samples "$samples" --csv "$csv"
+done
+/usr/bin/python3 scripts/plot_training.py "$csv" "$out/training_curves.png"

@@ -1,0 +1,250 @@
+// chorus-train: trains an MLP on Fashion-MNIST with N ranks (threads of this process) under one parallelism of
+// the training layer, prints a line per epoch and writes the loss and accuracy of every step to a CSV file.
+//   single  one rank, the whole global batch            dp      DataParallel over N ranks
+//   zero1..3  ZeRO stage 1, 2 or 3 over N ranks           tp      TP = N: column- then row-parallel hidden layers
+//   moe     a mixture-of-experts hidden layer (N x experts-per-rank experts, top-2, dropless), EP = N
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "chorus/training/data_parallel.hpp"
+#include "chorus/training/grid.hpp"
+#include "chorus/training/moe.hpp"
+#include "chorus/training/tensor_parallel.hpp"
+#include "chorus/training/zero.hpp"
+#include "tools/fashion_mnist.hpp"
+
+using namespace chorus;
+using namespace chorus::training;
+
+namespace {
+
+struct Options {
+  std::string mode = "dp", data = "/usr/share/datasets/fashion-mnist", csv;
+  int ranks = 4, epochs = 2;
+  size_t trainSamples = 0, batch = 64;
+  float lr = 1e-3f;
+  uint64_t seed = 1;
+};
+
+void usage() {
+  fprintf(stderr,
+          "usage: chorus-train [--mode single|dp|zero1|zero2|zero3|tp|moe] [--ranks N] [--epochs E]\n"
+          "                    [--samples N (training images per epoch, 0 = all 60000)] [--batch GLOBAL]\n"
+          "                    [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n");
+}
+
+bool parse(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (a == "-h" || a == "--help" || !v) return false;
+    ++i;
+    if (a == "--mode")
+      o->mode = v;
+    else if (a == "--ranks")
+      o->ranks = atoi(v);
+    else if (a == "--epochs")
+      o->epochs = atoi(v);
+    else if (a == "--samples")
+      o->trainSamples = strtoull(v, nullptr, 10);
+    else if (a == "--batch")
+      o->batch = strtoull(v, nullptr, 10);
+    else if (a == "--lr")
+      o->lr = static_cast<float>(atof(v));
+    else if (a == "--seed")
+      o->seed = strtoull(v, nullptr, 10);
+    else if (a == "--data")
+      o->data = v;
+    else if (a == "--csv")
+      o->csv = v;
+    else
+      return false;
+  }
+  static const char* kModes[] = {"single", "dp", "zero1", "zero2", "zero3", "tp", "moe"};
+  if (std::none_of(std::begin(kModes), std::end(kModes), [&](const char* m) { return o->mode == m; })) return false;
+  if (o->mode == "single") o->ranks = 1;
+  return o->ranks >= 1 && o->epochs >= 1 && o->batch % static_cast<size_t>(o->ranks) == 0;
+}
+
+// Everything the ranks share: the data, the CSV and rank 0's report.
+struct Shared {
+  Options opt;
+  tools::Dataset train, test;
+  std::mutex mutex;
+  std::ofstream csv;
+};
+
+Sequential buildModel(const Options& o, RankGrid& grid) {
+  Sequential m;
+  if (o.mode == "tp") {
+    m.add(std::make_unique<ColumnParallelLinear>(784, 256, *grid.tpComm));
+    m.add(std::make_unique<Relu>());
+    m.add(std::make_unique<RowParallelLinear>(256, 256, *grid.tpComm));
+    m.add(std::make_unique<Relu>());
+    m.add(std::make_unique<Linear>(256, 10));
+  } else if (o.mode == "moe") {
+    MoeConfig c;
+    c.hidden = 256;
+    c.ffn = 256;
+    c.experts = 2 * o.ranks;
+    c.topK = 2;
+    c.capacityFactor = 0;
+    m.add(std::make_unique<Linear>(784, 256));
+    m.add(std::make_unique<Relu>());
+    m.add(std::make_unique<MoeLayer>(c, *grid.epComm));
+    m.add(std::make_unique<Linear>(256, 10));
+  } else {
+    m = makeMlp({784, 256, 256, 10});
+  }
+  return m;
+}
+
+uint64_t bytesMoved(Communicator& world, RankGrid& grid, bool wire) {
+  uint64_t total = 0;
+  for (Communicator* c : {&world, grid.tpComm.get(), grid.dpComm.get(), grid.epComm.get(), grid.expertDpComm.get()}) {
+    if (!c) continue;
+    const CallCounters t = c->counters().total();
+    total += wire ? t.wireBytes : t.payloadBytes;
+  }
+  return total;
+}
+
+// Test accuracy. Each rank evaluates its share of the test set and the counts are summed; under TP every rank
+// evaluates all of it (its layers need all TP ranks on the same rows).
+Status evaluate(Communicator& world, Trainer& trainer, Shared& s, bool replicatedBatch, double* accuracy) {
+  const size_t ranks = replicatedBatch ? 1 : static_cast<size_t>(world.size());
+  const size_t share = s.test.labels.size() / ranks,
+               first = replicatedBatch ? 0 : share * static_cast<size_t>(world.rank());
+  int64_t correct = 0;
+  for (size_t b = first; b < first + share; b += 500) {
+    const size_t end = std::min(first + share, b + 500);
+    Tensor logits;
+    CHORUS_TRY(trainer.predict(s.test.images.rowsSlice(b, end), &logits));
+    std::vector<int> labels(s.test.labels.begin() + static_cast<long>(b),
+                            s.test.labels.begin() + static_cast<long>(end));
+    correct += softmaxCrossEntropy(logits, labels, nullptr).correct;
+  }
+  if (!replicatedBatch) CHORUS_TRY(world.allReduce(&correct, &correct, 1, DataType::kInt64, RedOp::sum()));
+  *accuracy = static_cast<double>(correct) / static_cast<double>(share * ranks);
+  return Status::ok();
+}
+
+Status runRank(Communicator& world, Shared& s) {
+  const Options& o = s.opt;
+  const bool tp = o.mode == "tp", moe = o.mode == "moe";
+  RankGrid grid;
+  CHORUS_TRY(RankGrid::create(world, tp ? o.ranks : 1, moe ? o.ranks : 1, &grid));
+  Sequential model = buildModel(o, grid);
+  OptimizerConfig optimizer;
+  optimizer.lr = o.lr;
+  std::unique_ptr<Trainer> trainer;
+  if (o.mode.rfind("zero", 0) == 0) {
+    ZeroConfig c;
+    c.stage = o.mode[4] - '0';
+    c.optimizer = optimizer;
+    trainer = std::make_unique<Zero>(world, model, c);
+  } else {
+    DataParallelConfig c;
+    c.optimizer = optimizer;
+    // TP: the data-parallel group is this rank alone; MoE: experts are reduced over the expert-DP group only.
+    trainer = std::make_unique<DataParallel>(tp ? *grid.dpComm : world, model, c, grid.expertDpComm.get());
+  }
+  CHORUS_TRY(trainer->init(o.seed));
+  const size_t steps = s.train.labels.size() / o.batch;
+  const size_t local = tp ? o.batch : o.batch / static_cast<size_t>(o.ranks);
+  const size_t offset = tp ? 0 : local * static_cast<size_t>(world.rank());
+  std::vector<size_t> order(s.train.labels.size());
+  Tensor x(local, 784);
+  std::vector<int> labels(local);
+  long globalStep = 0;
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    // The same shuffle on every rank.
+    std::iota(order.begin(), order.end(), 0);
+    Rng rng(o.seed * 7919 + static_cast<uint64_t>(epoch));
+    for (size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);
+    const auto start = std::chrono::steady_clock::now();
+    double epochLoss = 0;
+    uint64_t payload = 0, wire = 0;
+    for (size_t step = 0; step < steps; ++step, ++globalStep) {
+      for (size_t i = 0; i < local; ++i) {
+        const size_t sample = order[step * o.batch + offset + i];
+        std::copy_n(s.train.images.row(sample), 784, x.row(i));
+        labels[i] = s.train.labels[sample];
+      }
+      const uint64_t payloadBefore = bytesMoved(world, grid, false), wireBefore = bytesMoved(world, grid, true);
+      LossResult r;
+      CHORUS_TRY(trainer->forwardBackward(x, labels, &r));
+      CHORUS_TRY(trainer->step());
+      payload = bytesMoved(world, grid, false) - payloadBefore;
+      wire = bytesMoved(world, grid, true) - wireBefore;
+      double stats[2] = {r.loss, static_cast<double>(r.correct)};  // mean loss and accuracy over the global batch
+      CHORUS_TRY(world.allReduce(stats, stats, 2, DataType::kFloat64, RedOp::sum()));
+      const double loss = stats[0] / world.size(), accuracy = stats[1] / (tp ? o.batch * world.size() : o.batch);
+      epochLoss += loss;
+      if (world.rank() == 0 && s.csv.is_open())
+        s.csv << o.mode << ',' << globalStep << ',' << loss << ',' << accuracy << ',' << payload << ',' << wire << '\n';
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double testAccuracy = 0;
+    CHORUS_TRY(evaluate(world, *trainer, s, tp, &testAccuracy));
+    if (world.rank() == 0) {
+      const MemoryReport m = trainer->memory();
+      printf(
+          "%-6s epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.1f s  per step on rank 0: payload %llu B, "
+          "wire %llu B; rank 0 keeps params %zu B, grads %zu B, optimizer %zu B\n",
+          o.mode.c_str(), epoch + 1, o.epochs, epochLoss / static_cast<double>(steps), 100 * testAccuracy, seconds,
+          static_cast<unsigned long long>(payload), static_cast<unsigned long long>(wire), m.paramBytes, m.gradBytes,
+          m.optimizerBytes);
+      fflush(stdout);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Shared s;
+  if (!parse(argc, argv, &s.opt)) {
+    usage();
+    return 2;
+  }
+  Status st = tools::loadFashionMnist(s.opt.data, "train", s.opt.trainSamples, &s.train);
+  if (st.isOk()) st = tools::loadFashionMnist(s.opt.data, "t10k", 0, &s.test);
+  if (!st.isOk()) {
+    fprintf(stderr, "chorus-train: %s\n", st.message().c_str());
+    return 1;
+  }
+  if (!s.opt.csv.empty()) {
+    s.csv.open(s.opt.csv, std::ios::app);
+    if (!s.csv) {
+      fprintf(stderr, "chorus-train: cannot write %s\n", s.opt.csv.c_str());
+      return 1;
+    }
+  }
+  printf("chorus-train: %s on %d rank(s), %zu training images, global batch %zu, Adam lr %g, %d epoch(s)\n",
+         s.opt.mode.c_str(), s.opt.ranks, s.train.labels.size(), s.opt.batch, s.opt.lr, s.opt.epochs);
+  std::vector<std::unique_ptr<Communicator>> comms;
+  st = Communicator::createLocal(s.opt.ranks, &comms);
+  if (!st.isOk()) {
+    fprintf(stderr, "chorus-train: %s\n", st.message().c_str());
+    return 1;
+  }
+  std::vector<Status> results(comms.size());
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < comms.size(); ++r) threads.emplace_back([&, r] { results[r] = runRank(*comms[r], s); });
+  for (auto& t : threads) t.join();
+  for (size_t r = 0; r < results.size(); ++r) {
+    if (!results[r].isOk()) {
+      fprintf(stderr, "chorus-train: rank %zu: %s\n", r, results[r].message().c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
