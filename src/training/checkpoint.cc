@@ -47,4 +47,11 @@ Status readCheckpoint(const std::string& path, Checkpoint* ck) {
   return Status::ok();
 }
 
+Status checkCheckpointShape(const Checkpoint& ck, size_t params, size_t stateVectors) {
+  if (ck.params.size() == params && ck.state.size() == stateVectors) return Status::ok();
+  return invalidArgument("checkpoint has " + std::to_string(ck.params.size()) + " parameters and " +
+                         std::to_string(ck.state.size()) + " state vectors; this model has " + std::to_string(params) +
+                         " and " + std::to_string(stateVectors));
+}
+
 }  // namespace chorus::training

@@ -138,11 +138,7 @@ Status DataParallel::exportCheckpoint(Checkpoint* out) {
 
 Status DataParallel::importCheckpoint(const Checkpoint& in) {
   auto state = optimizer_->stateVectors();
-  if (in.params.size() != params_.size() || in.state.size() != state.size()) {
-    return invalidArgument("checkpoint has " + std::to_string(in.params.size()) + " parameters and " +
-                           std::to_string(in.state.size()) + " state vectors; this model has " +
-                           std::to_string(params_.size()) + " and " + std::to_string(state.size()));
-  }
+  CHORUS_TRY(checkCheckpointShape(in, params_.size(), state.size()));
   params_ = in.params;
   for (size_t k = 0; k < state.size(); ++k) *state[k] = in.state[k];
   optimizer_->stepCount() = in.step;

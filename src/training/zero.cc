@@ -212,11 +212,7 @@ Status Zero::exportCheckpoint(Checkpoint* out) {
 
 Status Zero::importCheckpoint(const Checkpoint& in) {
   auto state = optimizer_->stateVectors();
-  if (in.params.size() != model_.paramCount() || in.state.size() != state.size()) {
-    return invalidArgument("checkpoint has " + std::to_string(in.params.size()) + " parameters and " +
-                           std::to_string(in.state.size()) + " state vectors; this model has " +
-                           std::to_string(model_.paramCount()) + " and " + std::to_string(state.size()));
-  }
+  CHORUS_TRY(checkCheckpointShape(in, model_.paramCount(), state.size()));
   for (const Unit& unit : units_) {
     const auto source = in.params.begin() + static_cast<long>(model_.offset(unit.layer));
     if (config_.stage < 3) {

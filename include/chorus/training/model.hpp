@@ -43,8 +43,7 @@ class Sequential {
   std::vector<Tensor> activations_;
 };
 
-/// Lends slices of two flat buffers (a whole replica's parameters and gradients); `onRelease` (may be empty) runs
-/// after each layer.
+/// Lends slices of two flat buffers: a whole replica's parameters and gradients (null for inference).
 class FlatAccess : public ParamAccess {
  public:
   FlatAccess(const Sequential& model, float* params, float* grads) : model_(model), params_(params), grads_(grads) {}

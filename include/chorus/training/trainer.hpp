@@ -27,6 +27,8 @@ struct Checkpoint {
 };
 Status writeCheckpoint(const std::string& path, const Checkpoint& checkpoint);
 Status readCheckpoint(const std::string& path, Checkpoint* checkpoint);
+/// An error naming both shapes unless `checkpoint` holds `params` parameters and `stateVectors` state vectors.
+Status checkCheckpointShape(const Checkpoint& checkpoint, size_t params, size_t stateVectors);
 
 class Trainer {
  public:
