@@ -252,10 +252,14 @@ const CommImpl::CachedPlan* CommImpl::plan(const algo::CollShape& shape) {
 }
 
 void CommImpl::count(algo::CollType type, uint64_t payload, uint64_t wire) {
+  // One writer (under executionMutex_): plain loads and stores, no locked read-modify-write on the call path.
   CounterCells& c = counters_[static_cast<size_t>(type)];
-  c.calls.fetch_add(1, std::memory_order_relaxed);
-  c.payload.fetch_add(payload, std::memory_order_relaxed);
-  c.wire.fetch_add(wire, std::memory_order_relaxed);
+  auto add = [](std::atomic<uint64_t>& cell, uint64_t v) {
+    cell.store(cell.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+  };
+  add(c.calls, 1);
+  add(c.payload, payload);
+  add(c.wire, wire);
 }
 
 TrafficCounters CommImpl::counters() const {
