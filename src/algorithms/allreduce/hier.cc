@@ -64,18 +64,18 @@ Plan hierAllReduce(const CollShape& s) {
 }
 
 // Per piece: local ring reduce-scatter and all-gather of 1/L slices, and between them a ring AllReduce of 1/(L H)
-// pieces that all L ranks of a host run at once over the host's link. The pieces pipeline: the first one goes
+// parts that all L ranks of a host run at once over the host's link. The pieces pipeline: the first one goes
 // through every phase, each later one adds the slowest phase.
 double hierCost(const CollShape& s, const CostModel& m) {
   const HostRings h = hostRingsOf(s);
   const int K = piecesOf(s);
   const size_t bytes = s.count * s.elemSize / static_cast<size_t>(K), slice = bytes / static_cast<size_t>(h.perHost);
-  const size_t piece = slice / static_cast<size_t>(h.hosts);
+  const size_t part = slice / static_cast<size_t>(h.hosts);
   auto local = [&](int r) { return h.localNext[r]; };
   auto cross = [&](int r) { return h.crossNext[r]; };
   const double gather = (h.perHost - 1) * m.round(local, slice);
   const double reduce = gather + m.reduce(bytes);
-  const double network = 2.0 * (h.hosts - 1) * m.round(cross, piece);
+  const double network = 2.0 * (h.hosts - 1) * m.round(cross, part);
   return reduce + network + gather + (K - 1) * std::max({reduce, network, gather});
 }
 
