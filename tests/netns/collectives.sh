@@ -5,16 +5,17 @@
 set -euo pipefail
 build="${1:?usage: collectives.sh BUILD_DIR}"
 here="$(cd "$(dirname "$0")" && pwd)"
-run() {  # algorithm-forcing spec, perf tool
-  local spec="$1" tool="$2"
+run() {  # algorithm-forcing spec, perf tool[, largest size]
+  local spec="$1" tool="$2" largest="${3:-1M}"
   echo "== $tool ${spec:-(the selector chooses)}"
   local code=0
   "$here/cluster" --hosts 2 --ranks-per-host 2 --fallback -- env CHORUS_ALGO="$spec" CHORUS_TIMEOUT=60 \
-    "$build/perf/$tool" -b 8 -e 1M -f 16 -n 3 -w 1 -c 1 > /tmp/chorus-netns-$$.log 2>&1 || code=$?
+    "$build/perf/$tool" -b 8 -e "$largest" -f 16 -n 3 -w 1 -c 1 > /tmp/chorus-netns-$$.log 2>&1 || code=$?
   grep -E "^ +[0-9]|Out of bounds" /tmp/chorus-netns-$$.log || true
   if [ "$code" -ne 0 ]; then cat /tmp/chorus-netns-$$.log; echo "FAILED: $tool $spec (exit $code)"; exit 1; fi
 }
-for spec in "" ring one_shot rec_doubling rabenseifner hier; do run "$spec" all_reduce_perf; done
+for spec in "" ring one_shot rec_doubling rabenseifner tree direct; do run "$spec" all_reduce_perf; done
+run hier all_reduce_perf 8M  # 8 MiB: the hierarchical AllReduce pipelines pieces
 for spec in "" ring direct rec_halving hier; do run "$spec" reduce_scatter_perf; done
 for spec in "" ring direct rec_doubling hier; do run "$spec" all_gather_perf; done
 for spec in "" pairwise bruck hier; do run "$spec" alltoall_perf; done
