@@ -137,6 +137,12 @@ inline size_t sliceBegin(size_t count, int n, int i) { return count * static_cas
 
 inline int mod(int a, int n) { return ((a % n) + n) % n; }
 
+/// Appends the copy of this rank's whole input (`bytes` of send) to its output (recv): a collective on one rank,
+/// or a root's own share. Returns the step.
+inline int addInputCopy(Plan& p, size_t bytes) {
+  return p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+}
+
 /// Appends the steps that fold the n ranks' contributions into `result` in rank order (rank 0's first), so every
 /// rank computes the same bits whatever order they arrive in. This rank's own contribution is `mine`, ready after
 /// step `own`; every other rank's arrives from that rank. Returns the last step.

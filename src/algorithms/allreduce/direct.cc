@@ -15,7 +15,7 @@ Plan directAllReduce(const CollShape& s) {
   auto off = [&](int block) { return sliceBegin(s.count, n, block) * e; };
   auto len = [&](int block) { return off(block + 1) - off(block); };
   if (n == 1) {
-    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, s.count * e});
+    addInputCopy(p, s.count * e);
     return p;
   }
   // Own block to scratch first: in place, the fold writes recv block r before this rank's turn in it.

@@ -12,7 +12,7 @@ Plan oneShotAllReduce(const CollShape& s) {
   const int n = s.nranks, r = s.rank;
   const size_t bytes = s.count * s.elemSize;
   if (n == 1) {
-    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+    addInputCopy(p, bytes);
     return p;
   }
   // The input goes to scratch first: in place, the result overwrites it while peers may still be reading.

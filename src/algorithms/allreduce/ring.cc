@@ -14,7 +14,7 @@ Plan ringAllReduce(const CollShape& s) {
   auto off = [&](int slice) { return sliceBegin(s.count, n, slice) * e; };
   auto len = [&](int slice) { return (sliceBegin(s.count, n, slice + 1) - sliceBegin(s.count, n, slice)) * e; };
   if (n == 1) {
-    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, s.count * e});
+    addInputCopy(p, s.count * e);
     return p;
   }
   const int next = mod(r + 1, n), prev = mod(r - 1, n);

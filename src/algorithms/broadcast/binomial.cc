@@ -24,7 +24,7 @@ Plan binomialBroadcast(const CollShape& s) {
   for (mask >>= 1; mask > 0; mask >>= 1) {  // largest subtree first
     if (v + mask < n) p.add({StepKind::kSend, rankOf(v + mask), {from, 0}, {}, bytes, have});
   }
-  if (v == 0) p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+  if (v == 0) addInputCopy(p, bytes);
   return p;
 }
 

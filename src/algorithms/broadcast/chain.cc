@@ -14,7 +14,7 @@ Plan chainBroadcast(const CollShape& s) {
   const int next = mod(s.rank + 1, n), prev = mod(s.rank - 1, n);
   if (position == 0) {
     if (n > 1) p.add({StepKind::kSend, next, {BufferKind::kSend, 0}, {}, bytes});
-    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+    addInputCopy(p, bytes);
     return p;
   }
   int recv = p.add({StepKind::kRecv, prev, {}, {BufferKind::kRecv, 0}, bytes});

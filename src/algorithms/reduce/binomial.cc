@@ -22,7 +22,7 @@ Plan binomialReduce(const CollShape& s) {
     from = acc;
   }
   if (v == 0) {
-    if (sum < 0) p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+    if (sum < 0) addInputCopy(p, bytes);
   } else {
     p.add({StepKind::kSend, rankOf(v - mask), {from, 0}, {}, bytes, sum});
   }

@@ -13,7 +13,7 @@ Plan chainReduce(const CollShape& s) {
   const size_t bytes = s.count * s.elemSize;
   const int next = mod(s.rank + 1, n), prev = mod(s.rank - 1, n);
   if (n == 1) {
-    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+    addInputCopy(p, bytes);
   } else if (position == 0) {
     p.add({StepKind::kSend, next, {BufferKind::kSend, 0}, {}, bytes});
   } else if (position < n - 1) {

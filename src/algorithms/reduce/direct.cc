@@ -10,7 +10,7 @@ Plan directReduce(const CollShape& s) {
   Plan p;
   const size_t bytes = s.count * s.elemSize;
   if (s.nranks == 1) {
-    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+    addInputCopy(p, bytes);
   } else if (s.rank != s.root) {
     p.add({StepKind::kSend, s.root, {BufferKind::kSend, 0}, {}, bytes});
   } else {

@@ -13,7 +13,7 @@ Plan directReduceScatter(const CollShape& s) {
   const size_t bytes = s.count * s.elemSize;  // count = recvcount
   auto off = [&](int block) { return static_cast<size_t>(block) * bytes; };
   if (n == 1) {
-    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+    addInputCopy(p, bytes);
     return p;
   }
   // Own block to scratch first: in place, the result overwrites it before this rank's turn in the fold.

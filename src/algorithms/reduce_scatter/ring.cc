@@ -13,7 +13,7 @@ Plan ringReduceScatter(const CollShape& s) {
   const size_t bytes = s.count * s.elemSize;  // count = recvcount
   auto off = [&](int slice) { return static_cast<size_t>(slice) * bytes; };
   if (n == 1) {
-    p.add({StepKind::kCopy, -1, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, bytes});
+    addInputCopy(p, bytes);
     return p;
   }
   p.scratchBytes = static_cast<size_t>(n) * bytes;
