@@ -2,6 +2,8 @@
 // datatype, op and world size; failure injection (a killed rank, garbage on the bootstrap port).
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -86,6 +88,55 @@ TEST(ProcessCollectivesDirect, CrossMemoryAttachGivesTheSameResults) {
   }
   unsetenv("CHORUS_SHM_CMA");
   unsetenv("CHORUS_DIRECT_THRESHOLD");
+}
+
+// Direct transfers over tcp (the bytes on a socket of their own, straight from the sender's buffer) from 4 KiB on.
+TEST(ProcessCollectivesDirect, TcpDirectTransfersGiveTheSameResults) {
+  setenv("CHORUS_DIRECT_THRESHOLD", "4096", 1);
+  for (int w : {2, 3}) {
+    auto results = runProcesses(w, "tcp", [w](Communicator& comm) -> std::string {
+      for (const Case& c : crossSection(w)) {
+        std::string error = runCase(comm, c);
+        if (!error.empty()) return error;
+      }
+      return "";
+    });
+    for (int r = 0; r < w; ++r) EXPECT_EQ(results[r].exitCode, 0) << w << " ranks, rank " << r;
+  }
+  unsetenv("CHORUS_DIRECT_THRESHOLD");
+}
+
+TEST(TcpCongestionControl, LocalPathsAreRecognisedAndUnknownAlgorithmsNamed) {
+  int listenFd = -1, dialed = -1, accepted = -1;
+  net::Endpoint bound;
+  ASSERT_TRUE(net::listenOn(net::localAddress(), 0, &listenFd, &bound).isOk());
+  ASSERT_TRUE(net::connectTo(bound, Deadline::after(5), &dialed).isOk());
+  ASSERT_TRUE(net::acceptOne(listenFd, Deadline::after(5), &accepted).isOk());
+  EXPECT_TRUE(net::isLocalPath(dialed));
+  EXPECT_TRUE(net::isLocalPath(accepted));
+  ASSERT_TRUE(net::setCongestionControl(dialed, "reno").isOk());
+  char name[16] = {};
+  socklen_t len = sizeof(name);
+  ASSERT_EQ(getsockopt(dialed, IPPROTO_TCP, TCP_CONGESTION, name, &len), 0);
+  EXPECT_STREQ(name, "reno");
+  Status st = net::setCongestionControl(dialed, "no-such-cc");
+  EXPECT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("no-such-cc"), std::string::npos) << st.message();
+  for (int* fd : {&listenFd, &dialed, &accepted}) net::closeFd(*fd);
+}
+
+// An algorithm the kernel does not have fails the tcp setup on every rank, promptly, instead of running without it.
+TEST(TcpCongestionControl, AnUnknownAlgorithmFailsInit) {
+  setenv("CHORUS_TCP_CONGESTION", "no-such-cc", 1);
+  setenv("CHORUS_TIMEOUT", "20", 1);
+  auto results = runProcesses(
+      2, "tcp", [](Communicator&) -> std::string { return ""; }, 60);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r].exitCode, 1) << "rank " << r;
+    EXPECT_LT(results[r].secondsToExit, 30) << "rank " << r;
+  }
+  unsetenv("CHORUS_TCP_CONGESTION");
+  unsetenv("CHORUS_TIMEOUT");
 }
 
 class KilledRank : public ::testing::TestWithParam<std::string> {};

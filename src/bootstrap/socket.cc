@@ -179,6 +179,24 @@ void setNoDelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+bool isLocalPath(int fd) {
+  sockaddr_in local{}, peer{};
+  socklen_t localLen = sizeof(local), peerLen = sizeof(peer);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &localLen) != 0 ||
+      getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peerLen) != 0) {
+    return false;
+  }
+  return local.sin_family == AF_INET && peer.sin_family == AF_INET && local.sin_addr.s_addr == peer.sin_addr.s_addr;
+}
+
+Status setCongestionControl(int fd, const std::string& algorithm) {
+  if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, algorithm.data(), static_cast<socklen_t>(algorithm.size())) != 0) {
+    return invalidUsage("tcp congestion control '" + algorithm + "': " + strerror(errno) +
+                        " (see /proc/sys/net/ipv4/tcp_allowed_congestion_control)");
+  }
+  return Status::ok();
+}
+
 void closeFd(int& fd) {
   if (fd >= 0) close(fd);
   fd = -1;

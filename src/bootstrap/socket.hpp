@@ -34,6 +34,10 @@ Status recvAll(int fd, void* data, size_t bytes, const Deadline& deadline);
 
 void setNonBlocking(int fd);
 void setNoDelay(int fd);
+/// True when both ends of the connected socket have the same address: its traffic never leaves this host.
+bool isLocalPath(int fd);
+/// Sets the socket's congestion-control algorithm (TCP_CONGESTION); the error names the algorithm.
+Status setCongestionControl(int fd, const std::string& algorithm);
 void closeFd(int& fd);
 
 }  // namespace chorus::net

@@ -21,6 +21,9 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_LOOPBACK_BUFFER", "", "4194304", "bytes of each in-process FIFO"},
     {"CHORUS_TCP_SOCKETS", "", "2",
      "stream sockets per tcp peer (the stream is striped across them); one more carries direct transfers"},
+    {"CHORUS_TCP_CONGESTION", "", "auto",
+     "congestion control of tcp data sockets (e.g. cubic, bbr; system: leave the default); auto: reno between ranks "
+     "of one host, where the path is the loopback device and pacing only delays, the system default elsewhere"},
     {"CHORUS_SOCKET_ADDR", "", "", "IPv4 address to listen on and advertise (default: first non-loopback)"},
     {"CHORUS_DIRECT_THRESHOLD", "", "1048576",
      "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off"},
@@ -73,6 +76,7 @@ Settings parse() {
   s.tcpBufferBytes = integer("CHORUS_TCP_BUFFER", 4 << 20);
   s.loopbackBufferBytes = integer("CHORUS_LOOPBACK_BUFFER", 4 << 20);
   s.tcpSockets = integer("CHORUS_TCP_SOCKETS", 2);
+  s.tcpCongestion = str("CHORUS_TCP_CONGESTION", "", "auto");
   s.socketIfAddr = str("CHORUS_SOCKET_ADDR", "", "");
   s.spinIterations = integer("CHORUS_SPIN", 0);
   // 0 is a valid value here (direct transfers off), so this one is not read with integer().

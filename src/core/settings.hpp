@@ -20,6 +20,7 @@ struct Settings {
   int64_t tcpBufferBytes = 0;       // CHORUS_TCP_BUFFER
   int64_t loopbackBufferBytes = 0;  // CHORUS_LOOPBACK_BUFFER
   int64_t tcpSockets = 0;           // CHORUS_TCP_SOCKETS
+  std::string tcpCongestion;        // CHORUS_TCP_CONGESTION
   std::string socketIfAddr;         // CHORUS_SOCKET_ADDR
   int64_t spinIterations = 0;       // CHORUS_SPIN
   int64_t directThreshold = 0;      // CHORUS_DIRECT_THRESHOLD (0: direct transfers off)
