@@ -72,20 +72,25 @@ std::vector<std::string> shmEntriesOf(pid_t pid) {
   return found;
 }
 
-// Single-copy transfers between processes (process_vm_readv) from 4 KiB on, across the cross-section.
-TEST(ProcessCollectivesDirect, CrossMemoryAttachGivesTheSameResults) {
-  setenv("CHORUS_SHM_CMA", "1", 1);
-  setenv("CHORUS_DIRECT_THRESHOLD", "4096", 1);
-  for (int w : {2, 3, 4}) {
-    auto results = runProcesses(w, "shm", [w](Communicator& comm) -> std::string {
+// Runs the cross-section on `transport` for each world size in `worlds`.
+void expectCrossSectionPasses(const std::string& transport, std::initializer_list<int> worlds) {
+  for (int w : worlds) {
+    auto results = runProcesses(w, transport, [w](Communicator& comm) -> std::string {
       for (const Case& c : crossSection(w)) {
         std::string error = runCase(comm, c);
         if (!error.empty()) return error;
       }
       return "";
     });
-    for (int r = 0; r < w; ++r) EXPECT_EQ(results[r].exitCode, 0) << w << " ranks, rank " << r;
+    for (int r = 0; r < w; ++r) EXPECT_EQ(results[r].exitCode, 0) << transport << ", " << w << " ranks, rank " << r;
   }
+}
+
+// Single-copy transfers between processes (process_vm_readv) from 4 KiB on, across the cross-section.
+TEST(ProcessCollectivesDirect, CrossMemoryAttachGivesTheSameResults) {
+  setenv("CHORUS_SHM_CMA", "1", 1);
+  setenv("CHORUS_DIRECT_THRESHOLD", "4096", 1);
+  expectCrossSectionPasses("shm", {2, 3, 4});
   unsetenv("CHORUS_SHM_CMA");
   unsetenv("CHORUS_DIRECT_THRESHOLD");
 }
@@ -93,16 +98,7 @@ TEST(ProcessCollectivesDirect, CrossMemoryAttachGivesTheSameResults) {
 // Direct transfers over tcp (the bytes on a socket of their own, straight from the sender's buffer) from 4 KiB on.
 TEST(ProcessCollectivesDirect, TcpDirectTransfersGiveTheSameResults) {
   setenv("CHORUS_DIRECT_THRESHOLD", "4096", 1);
-  for (int w : {2, 3}) {
-    auto results = runProcesses(w, "tcp", [w](Communicator& comm) -> std::string {
-      for (const Case& c : crossSection(w)) {
-        std::string error = runCase(comm, c);
-        if (!error.empty()) return error;
-      }
-      return "";
-    });
-    for (int r = 0; r < w; ++r) EXPECT_EQ(results[r].exitCode, 0) << w << " ranks, rank " << r;
-  }
+  expectCrossSectionPasses("tcp", {2, 3});
   unsetenv("CHORUS_DIRECT_THRESHOLD");
 }
 
