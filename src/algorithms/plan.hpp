@@ -135,6 +135,15 @@ const Algorithm* findAlgorithm(CollType coll, const std::string& name = "");
 /// Element range [begin, end) of slice i when `count` elements are cut into n nearly equal slices.
 inline size_t sliceBegin(size_t count, int n, int i) { return count * static_cast<size_t>(i) / static_cast<size_t>(n); }
 
+/// Byte offset and length of slice i when the shape's buffer is cut into its nranks nearly equal slices.
+struct RankSlices {
+  explicit RankSlices(const CollShape& s) : count(s.count), elemSize(s.elemSize), n(s.nranks) {}
+  size_t offset(int i) const { return sliceBegin(count, n, i) * elemSize; }
+  size_t bytes(int i) const { return offset(i + 1) - offset(i); }
+  size_t count, elemSize;
+  int n;
+};
+
 inline int mod(int a, int n) { return ((a % n) + n) % n; }
 
 /// Appends the copy of this rank's whole input (`bytes` of send) to its output (recv): a collective on one rank,

@@ -11,11 +11,11 @@ namespace {
 Plan directAllReduce(const CollShape& s) {
   Plan p;
   const int n = s.nranks, r = s.rank;
-  const size_t e = s.elemSize;
-  auto off = [&](int block) { return sliceBegin(s.count, n, block) * e; };
-  auto len = [&](int block) { return off(block + 1) - off(block); };
+  const RankSlices slices(s);
+  auto off = [&](int i) { return slices.offset(i); };
+  auto len = [&](int i) { return slices.bytes(i); };
   if (n == 1) {
-    addInputCopy(p, s.count * e);
+    addInputCopy(p, s.count * s.elemSize);
     return p;
   }
   // Own block to scratch first: in place, the fold writes recv block r before this rank's turn in it.

@@ -10,11 +10,11 @@ namespace {
 Plan ringAllReduce(const CollShape& s) {
   Plan p;
   const int n = s.nranks, r = s.rank;
-  const size_t e = s.elemSize;
-  auto off = [&](int slice) { return sliceBegin(s.count, n, slice) * e; };
-  auto len = [&](int slice) { return (sliceBegin(s.count, n, slice + 1) - sliceBegin(s.count, n, slice)) * e; };
+  const RankSlices slices(s);
+  auto off = [&](int i) { return slices.offset(i); };
+  auto len = [&](int i) { return slices.bytes(i); };
   if (n == 1) {
-    addInputCopy(p, s.count * e);
+    addInputCopy(p, s.count * s.elemSize);
     return p;
   }
   const int next = mod(r + 1, n), prev = mod(r - 1, n);
