@@ -11,27 +11,28 @@ namespace {
 Plan directAllReduce(const CollShape& s) {
   Plan p;
   const int n = s.nranks, r = s.rank;
-  const RankSlices slices(s);
-  auto off = [&](int i) { return slices.offset(i); };
-  auto len = [&](int i) { return slices.bytes(i); };
+  const RankSlices slice(s);
   if (n == 1) {
     addInputCopy(p, s.count * s.elemSize);
     return p;
   }
   // Own block to scratch first: in place, the fold writes recv block r before this rank's turn in it.
-  p.scratchBytes = len(r);
-  const int own = p.add({StepKind::kCopy, -1, {BufferKind::kSend, off(r)}, {BufferKind::kScratch, 0}, len(r)});
+  p.scratchBytes = slice.bytes(r);
+  const int own =
+      p.add({StepKind::kCopy, -1, {BufferKind::kSend, slice.offset(r)}, {BufferKind::kScratch, 0}, slice.bytes(r)});
   std::vector<int> blockSent(n, -1);
   for (int k = 1; k < n; ++k) {
     const int to = mod(r + k, n);
-    blockSent[to] = p.add({StepKind::kSend, to, {BufferKind::kSend, off(to)}, {}, len(to)});
+    blockSent[to] = p.add({StepKind::kSend, to, {BufferKind::kSend, slice.offset(to)}, {}, slice.bytes(to)});
   }
-  const int folded = addRankOrderFold(p, n, r, {BufferKind::kScratch, 0}, {BufferKind::kRecv, off(r)}, len(r), own);
-  for (int k = 1; k < n; ++k) p.add({StepKind::kSend, mod(r + k, n), {BufferKind::kRecv, off(r)}, {}, len(r), folded});
+  const int folded =
+      addRankOrderFold(p, n, r, {BufferKind::kScratch, 0}, {BufferKind::kRecv, slice.offset(r)}, slice.bytes(r), own);
+  for (int k = 1; k < n; ++k)
+    p.add({StepKind::kSend, mod(r + k, n), {BufferKind::kRecv, slice.offset(r)}, {}, slice.bytes(r), folded});
   for (int k = 1; k < n; ++k) {
     const int from = mod(r - k, n);
     // In place, block `from` of the input is still being sent to that rank: overwrite it only once it has gone.
-    Step receive{StepKind::kRecv, from, {}, {BufferKind::kRecv, off(from)}, len(from)};
+    Step receive{StepKind::kRecv, from, {}, {BufferKind::kRecv, slice.offset(from)}, slice.bytes(from)};
     receive.after = blockSent[from];
     p.add(receive);
   }

@@ -10,9 +10,7 @@ namespace {
 Plan ringAllReduce(const CollShape& s) {
   Plan p;
   const int n = s.nranks, r = s.rank;
-  const RankSlices slices(s);
-  auto off = [&](int i) { return slices.offset(i); };
-  auto len = [&](int i) { return slices.bytes(i); };
+  const RankSlices slice(s);
   if (n == 1) {
     addInputCopy(p, s.count * s.elemSize);
     return p;
@@ -22,17 +20,20 @@ Plan ringAllReduce(const CollShape& s) {
   // Reduce-scatter: at step k send slice r-k, receive slice r-k-1 and add own data to it.
   for (int k = 0; k < n - 1; ++k) {
     int out = mod(r - k, n), in = mod(r - k - 1, n);
-    Slice from = k == 0 ? Slice{BufferKind::kSend, off(out)} : Slice{BufferKind::kRecv, off(out)};
-    p.add({StepKind::kSend, next, from, {}, len(out), lastReduce});
-    lastReduce =
-        p.add({StepKind::kRecvReduce, prev, {BufferKind::kSend, off(in)}, {BufferKind::kRecv, off(in)}, len(in)});
+    Slice from = k == 0 ? Slice{BufferKind::kSend, slice.offset(out)} : Slice{BufferKind::kRecv, slice.offset(out)};
+    p.add({StepKind::kSend, next, from, {}, slice.bytes(out), lastReduce});
+    lastReduce = p.add({StepKind::kRecvReduce,
+                        prev,
+                        {BufferKind::kSend, slice.offset(in)},
+                        {BufferKind::kRecv, slice.offset(in)},
+                        slice.bytes(in)});
   }
   // Rank r now owns the full sum of slice r+1. All-gather: at step k send slice r+1-k, receive slice r-k.
   int lastRecv = lastReduce;
   for (int k = 0; k < n - 1; ++k) {
     int out = mod(r + 1 - k, n), in = mod(r - k, n);
-    p.add({StepKind::kSend, next, {BufferKind::kRecv, off(out)}, {}, len(out), lastRecv});
-    lastRecv = p.add({StepKind::kRecv, prev, {}, {BufferKind::kRecv, off(in)}, len(in)});
+    p.add({StepKind::kSend, next, {BufferKind::kRecv, slice.offset(out)}, {}, slice.bytes(out), lastRecv});
+    lastRecv = p.add({StepKind::kRecv, prev, {}, {BufferKind::kRecv, slice.offset(in)}, slice.bytes(in)});
   }
   return p;
 }
