@@ -25,7 +25,7 @@ const std::vector<SettingDoc> kDocs = {
      "congestion control of tcp data sockets (e.g. cubic, bbr; system: leave the default); auto: reno between ranks "
      "of one host, where the path is the loopback device and pacing only delays, the system default elsewhere"},
     {"CHORUS_SOCKET_ADDR", "", "", "IPv4 address to listen on and advertise (default: first non-loopback)"},
-    {"CHORUS_DIRECT_THRESHOLD", "", "1048576",
+    {"CHORUS_DIRECT_THRESHOLD", "", "262144",
      "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off"},
     {"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
     {"CHORUS_ALGO", "", "",
@@ -81,7 +81,7 @@ Settings parse() {
   s.spinIterations = integer("CHORUS_SPIN", 0);
   // 0 is a valid value here (direct transfers off), so this one is not read with integer().
   const char* direct = lookup("CHORUS_DIRECT_THRESHOLD", nullptr);
-  s.directThreshold = direct && *direct ? std::max<int64_t>(0, strtoll(direct, nullptr, 0)) : int64_t{1} << 20;
+  s.directThreshold = direct && *direct ? std::max<int64_t>(0, strtoll(direct, nullptr, 0)) : int64_t{256} << 10;
   s.shmCma = integer("CHORUS_SHM_CMA", 0) > 0;
   s.algorithm = str("CHORUS_ALGO", "", "");
   s.deterministic = integer("CHORUS_DETERMINISTIC", 0) > 0;

@@ -82,6 +82,7 @@ void Execution::rewind(uint64_t sequence) {
   for (Work& w : work_) {
     w.wire = 0;
     w.directDone = 0;
+    w.directReduced = 0;
     w.ackTarget = 0;
     w.complete = false;
   }
@@ -212,22 +213,34 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
       *moved = *moved || n > 0;
     } else {
       if (q.bounce.size() < kBounce) q.bounce.resize(kBounce);
-      while (w.directDone < d.bytes) {
-        const size_t pieceStart = w.directDone - w.directDone % kBounce;
-        const size_t piece = std::min(kBounce, d.bytes - pieceStart);
-        const size_t filled = w.directDone - pieceStart;
+      // tcp delivers a transfer in parts: reduce what arrived in runs of kReduceRun, so the reduction overlaps the
+      // rest of the piece's arrival instead of waiting for all of it.
+      constexpr size_t kReduceRun = 32 << 10;
+      while (w.directReduced < d.bytes) {
+        const size_t pieceStart = w.directReduced - w.directReduced % kBounce;
+        const size_t pieceEnd = std::min(pieceStart + kBounce, static_cast<size_t>(d.bytes));
         size_t n = 0;
-        CHORUS_TRY(c->readDirect(q.bounce.data() + filled, d.address + w.directDone, piece - filled, &n));
-        w.directDone += n;
-        *moved = *moved || n > 0;
-        if (filled + n < piece) break;
-        w.reduce(w.dst + w.wire + pieceStart, w.src + w.wire + pieceStart, q.bounce.data(), piece / w.elemSize);
+        if (w.directDone < pieceEnd) {
+          CHORUS_TRY(c->readDirect(q.bounce.data() + (w.directDone - pieceStart), d.address + w.directDone,
+                                   pieceEnd - w.directDone, &n));
+          w.directDone += n;
+          *moved = *moved || n > 0;
+        }
+        const bool pieceArrived = w.directDone == pieceEnd;
+        size_t run = w.directDone - w.directReduced;
+        run -= run % w.elemSize;
+        if (run == 0 || (!pieceArrived && run < kReduceRun)) break;
+        w.reduce(w.dst + w.wire + w.directReduced, w.src + w.wire + w.directReduced,
+                 q.bounce.data() + (w.directReduced - pieceStart), run / w.elemSize);
+        w.directReduced += run;
+        if (!pieceArrived) break;  // the socket had no more for now
       }
     }
-    if (w.directDone < d.bytes) break;
+    if (w.directDone < d.bytes || (w.kind == StepKind::kRecvReduce && w.directReduced < d.bytes)) break;
     c->consumeRecv(kWireAlign);
     w.wire += d.bytes;
     w.directDone = 0;
+    w.directReduced = 0;
     *moved = true;
   }
   if (w.wire == w.bytes) finish(w);

@@ -73,6 +73,7 @@ class Execution {
     bool small = false;      // whole message through the connection's small-message channel
     uint64_t ackTarget = 0;  // direct send: the connection's acknowledged count that completes this step
     size_t directDone = 0;   // direct receive: bytes of the current descriptor already taken
+    size_t directReduced = 0;  // direct reducing receive: bytes of the current descriptor already reduced
     int after = -1;          // step that must finish before this one starts (Step::after)
   };
   struct PeerQueues {
