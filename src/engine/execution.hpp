@@ -69,12 +69,12 @@ class Execution {
     bool complete = false;
     kernels::ReduceFn reduce;
     size_t elemSize;
-    bool direct = false;     // large transfer read straight from the sender's buffer
-    bool small = false;      // whole message through the connection's small-message channel
-    uint64_t ackTarget = 0;  // direct send: the connection's acknowledged count that completes this step
-    size_t directDone = 0;   // direct receive: bytes of the current descriptor already taken
+    bool direct = false;       // large transfer read straight from the sender's buffer
+    bool small = false;        // whole message through the connection's small-message channel
+    uint64_t ackTarget = 0;    // direct send: the connection's acknowledged count that completes this step
+    size_t directDone = 0;     // direct receive: bytes of the current descriptor already taken
     size_t directReduced = 0;  // direct reducing receive: bytes of the current descriptor already reduced
-    int after = -1;          // step that must finish before this one starts (Step::after)
+    int after = -1;            // step that must finish before this one starts (Step::after)
   };
   struct PeerQueues {
     transport::Connection* connection = nullptr;
