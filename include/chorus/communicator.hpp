@@ -2,6 +2,8 @@
 /// Communicator: a group of ranks that run collectives together. Blocking calls run in the calling thread and
 /// return when this rank's part is complete; the *Async variants return a Request and run, in call order, on a
 /// per-communicator thread. Calls between groupStart() and groupEnd() run together at groupEnd().
+/// As with NCCL, a communicator is used by one thread at a time (abort() excepted); different communicators may be
+/// driven by different threads at once.
 #pragma once
 
 #include <cstddef>

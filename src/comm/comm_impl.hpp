@@ -34,8 +34,8 @@ class CommImpl {
   int rank() const { return rank_; }
   int size() const { return nranks_; }
 
-  /// Binds `ops` (validated already) to this communicator's Execution, ready for engine::run. The caller holds
-  /// executionMutex() from here until complete() returns.
+  /// Binds `ops` (validated already) to this communicator's Execution, ready for engine::run. The caller owns the
+  /// execution (see runOwned) from here until complete() returns.
   Status prepare(const std::vector<Operation>& ops, engine::Execution** out);
   /// Post-processing after the engine finished (avg division).
   void complete(const std::vector<Operation>& ops);
@@ -75,8 +75,9 @@ class CommImpl {
   const CachedPlan* plan(const algo::CollShape& shape);
   /// Adds one call of `type` to the traffic counters.
   void count(algo::CollType type, uint64_t payload, uint64_t wire);
-  /// Runs `ops`; the caller holds executionMutex_.
-  Status runLocked(const std::vector<Operation>& ops);
+  /// Runs `ops`. The caller owns the execution: the async worker and groups hold executionMutex_; a blocking call
+  /// runs on the thread that uses the communicator, after draining the worker.
+  Status runOwned(const std::vector<Operation>& ops);
 
   int rank_ = 0;
   int nranks_ = 0;
