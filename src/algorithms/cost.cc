@@ -19,7 +19,8 @@ double CostModel::finish(const std::vector<double>& rankIntra, const std::vector
   return alpha + in_.roundPenalty + std::max(intraBytes / (in_.intra.beta * 1e3), interBytes / (in_.inter.beta * 1e3));
 }
 
-double CostModel::round(const std::function<int(int)>& peerOf, size_t bytes, const std::vector<int>* ranks) const {
+double CostModel::round(const std::function<int(int)>& peerOf, size_t bytes, const std::vector<int>* ranks,
+                        int messages) const {
   std::vector<double> rankIntra(n_, 0), hostInter(hosts_, 0);
   bool crossing = false;
   auto add = [&](int r) {
@@ -37,7 +38,7 @@ double CostModel::round(const std::function<int(int)>& peerOf, size_t bytes, con
   } else {
     for (int r = 0; r < n_; ++r) add(r);
   }
-  return finish(rankIntra, hostInter, crossing ? in_.inter.alpha : in_.intra.alpha);
+  return finish(rankIntra, hostInter, crossing ? messages * in_.inter.alpha : in_.intra.alpha);
 }
 
 double CostModel::allPairs(size_t bytes) const {

@@ -34,8 +34,10 @@ class CostModel {
   bool sameHost(int a, int b) const { return host_[a] == host_[b]; }
   const CostInputs& inputs() const { return in_; }
 
-  /// One round in which every rank r (of `ranks`, default all) sends `bytes` to peerOf(r) (-1: none).
-  double round(const std::function<int(int)>& peerOf, size_t bytes, const std::vector<int>* ranks = nullptr) const;
+  /// One round in which every rank r (of `ranks`, default all) sends `bytes` to peerOf(r) (-1: none), in
+  /// `messages` parts that become ready at different times: over the network each part pays its latency.
+  double round(const std::function<int(int)>& peerOf, size_t bytes, const std::vector<int>* ranks = nullptr,
+               int messages = 1) const;
   /// One round in which every rank sends `bytes` to every other rank (its network messages' latencies add up).
   double allPairs(size_t bytes) const;
   /// `bytes` reduced by one core.

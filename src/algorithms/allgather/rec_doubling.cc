@@ -49,14 +49,17 @@ Plan recDoublingAllGather(const CollShape& s) {
   return p;
 }
 
-// log2(p) rounds; the round at distance m moves m/p of the n blocks.
+// log2(p) rounds; the round at distance m moves m/p of the n blocks. Its blocks came in over the rounds before it,
+// so they leave as one message per earlier round (and the own block): log2(m) + 1 messages, each paying its latency
+// on the network.
 double recDoublingCost(const CollShape& s, const CostModel& m) {
   const PowerOfTwoCore c = powerOfTwoCore(s.nranks, 0);
   const size_t block = s.count * s.elemSize, all = block * static_cast<size_t>(s.nranks);
   double t = foldCost(m, c, block, all, false);
-  for (int mask = 1; mask < c.p; mask *= 2) {
+  int messages = 1;
+  for (int mask = 1; mask < c.p; mask *= 2, ++messages) {
     const size_t part = all / static_cast<size_t>(c.p) * static_cast<size_t>(mask);
-    t += m.round([&](int r) { return r < c.p ? r ^ mask : -1; }, part);
+    t += m.round([&](int r) { return r < c.p ? r ^ mask : -1; }, part, nullptr, messages);
   }
   return t;
 }
