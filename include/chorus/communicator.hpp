@@ -20,6 +20,14 @@ namespace chorus {
 
 class CommImpl;
 
+/// How a communicator runs its calls (NCCL's ncclConfig_t.blocking).
+struct CommConfig {
+  /// false: create() and every call check their arguments, queue the work and return ErrorCode::kInProgress at once;
+  /// the communicator's own thread runs the work in call order, and asyncError() reports kInProgress until all of it
+  /// finished, then ok or the first error. Calls inside a group still run at groupEnd().
+  bool blocking = true;
+};
+
 class Communicator {
  public:
   ~Communicator();
@@ -29,6 +37,8 @@ class Communicator {
   /// Joins communicator `id` as `rank` of `nranks`. Collective: every rank calls it. Inside a group the work
   /// happens at groupEnd(), so one thread can create several ranks.
   static Status create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out);
+  static Status create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out,
+                       const CommConfig& config);
   /// Rank, size and rendezvous from the launcher: torchrun, Open MPI, Slurm, PMI, or CHORUS_COMM_ID.
   static Status createFromEnvironment(std::unique_ptr<Communicator>* out);
   /// N ranks in this process, one communicator each (they must then be driven by N threads or in a group).
@@ -40,10 +50,14 @@ class Communicator {
 
   int rank() const;
   int size() const;
-  /// Unblocks every operation of this communicator with an error and tells the peers; safe from any thread.
+  /// Ends every operation of this communicator with an error, waits (a few milliseconds) until the threads inside
+  /// it have left, and closes the connections so the peers learn it at once. Safe from any thread at any time; the
+  /// object stays valid until destroyed, and every later call fails.
   void abort();
-  /// Last asynchronous error (a failed async operation), ok otherwise.
+  /// The communicator's error state: the first failure of any call (a dead or closed peer, a timeout, an abort,
+  /// a failed init), kInProgress while queued work of a nonblocking communicator runs, ok otherwise.
   Status asyncError() const;
+  bool blocking() const;
 
   /// Deterministic mode (default: CHORUS_DETERMINISTIC): AllReduce, ReduceScatter and Reduce fold every element in
   /// rank order, ((x0 + x1) + x2) + ..., so their results are bitwise the same whatever the message size and the
@@ -78,8 +92,8 @@ class Communicator {
   CommImpl& impl() { return *impl_; }
 
  private:
-  explicit Communicator(std::unique_ptr<CommImpl> impl);
-  std::unique_ptr<CommImpl> impl_;
+  explicit Communicator(std::shared_ptr<CommImpl> impl);
+  std::shared_ptr<CommImpl> impl_;  // shared with groups that queued work on it
 };
 
 /// Starts a group on this thread (groups nest; only the outermost groupEnd runs the work).

@@ -21,24 +21,71 @@ std::mutex gErrorMutex;
 std::string gLastError;
 thread_local std::string tLastErrorCopy;
 
-ncclResult_t report(const Status& st) {
-  if (st.isOk()) return ncclSuccess;
-  {
-    std::lock_guard<std::mutex> lock(gErrorMutex);
-    gLastError = st.message();
-  }
-  CHORUS_WARN(kColl, "%s", st.message().c_str());
+ncclResult_t resultOf(const Status& st) {
   // NCCL 2.23 has no timeout code: a wait that ran out is a system error (the message says which wait).
   if (st.code() == chorus::ErrorCode::kTimeout) return ncclSystemError;
   return static_cast<ncclResult_t>(st.code());
 }
 
-Status checkComm(ncclComm_t comm, const char* fn) {
+ncclResult_t report(const Status& st) {
+  if (st.isOk()) return ncclSuccess;
+  if (st.code() == chorus::ErrorCode::kInProgress) return ncclInProgress;
+  {
+    std::lock_guard<std::mutex> lock(gErrorMutex);
+    gLastError = st.message();
+  }
+  CHORUS_WARN(kColl, "%s", st.message().c_str());
+  return resultOf(st);
+}
+
+Status checkShell(ncclComm_t comm, const char* fn) {
   if (!comm) return chorus::invalidArgument(std::string(fn) + ": comm is NULL");
-  if (comm->magic == ncclComm::kDead) return chorus::invalidArgument(std::string(fn) + ": comm was already destroyed");
-  if (comm->magic != ncclComm::kAlive) return chorus::invalidArgument(std::string(fn) + ": comm is not a communicator");
+  const unsigned magic = comm->magic.load(std::memory_order_relaxed);
+  if (magic == ncclComm::kDead) {
+    return chorus::invalidArgument(std::string(fn) + ": comm was already destroyed or aborted");
+  }
+  if (magic != ncclComm::kAlive) return chorus::invalidArgument(std::string(fn) + ": comm is not a communicator");
+  return Status::ok();
+}
+
+// Checks `comm` after the caller entered its gate (so the communicator cannot be freed under the call).
+Status checkComm(ncclComm_t comm, bool entered, const char* fn) {
+  if (!entered) return chorus::invalidArgument(std::string(fn) + ": comm was already destroyed or aborted");
   if (!comm->comm) return chorus::invalidUsage(std::string(fn) + ": comm failed to initialize");
   return Status::ok();
+}
+
+// The owner thread's calls (collectives, point-to-point, finalize, split): a plain store on entry, no fence.
+#define CHORUS_ENTER_OWNER(comm, fn)                                                \
+  if (ncclResult_t r_ = report(checkShell(comm, fn)); r_ != ncclSuccess) return r_; \
+  chorus::OwnerCall call_(comm->gate);                                              \
+  if (ncclResult_t r_ = report(checkComm(comm, call_.entered(), fn)); r_ != ncclSuccess) return r_
+
+// Calls any thread may make at any time (status queries of a watchdog, op creation).
+#define CHORUS_ENTER_SHARED(comm, fn)                                               \
+  if (ncclResult_t r_ = report(checkShell(comm, fn)); r_ != ncclSuccess) return r_; \
+  chorus::SharedCall call_(comm->gate);                                             \
+  if (ncclResult_t r_ = report(checkComm(comm, call_.entered(), fn)); r_ != ncclSuccess) return r_
+
+// Ends a communicator (destroy, or abort), keeping its shell (nccl_comm.hpp).
+ncclResult_t release(ncclComm_t comm, bool abort, const char* fn) {
+  if (!comm) return ncclSuccess;
+  if (ncclResult_t r = report(checkShell(comm, fn)); r != ncclSuccess) return r;
+  unsigned alive = ncclComm::kAlive;
+  if (!comm->magic.compare_exchange_strong(alive, ncclComm::kDead)) {
+    return report(chorus::invalidArgument(std::string(fn) + ": comm was already destroyed or aborted"));
+  }
+  comm->gate.close();
+  if (abort && comm->comm) comm->comm->abort();  // returns once the calls inside the communicator have left it
+  if (!comm->gate.waitUntilEmpty(chorus::settings().timeoutSeconds)) {
+    // Never free what a thread still uses: the communicator is left behind instead.
+    (void)comm->comm.release();
+    return report(chorus::internalError(std::string(fn) + ": a call on another thread did not leave the communicator"));
+  }
+  comm->comm.reset();
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  comm->preMulOps.clear();
+  return ncclSuccess;
 }
 
 Status checkType(ncclDataType_t t, const char* fn) {
@@ -95,9 +142,13 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int r
   memcpy(uid.bytes.data(), id.internal, sizeof(id.internal));
   auto* comm = new ncclComm();
   comm->blocking = cfg.blocking != 0;
-  Status st = chorus::Communicator::create(uid, nranks, rank, &comm->comm);
+  Status st = chorus::Communicator::create(uid, nranks, rank, &comm->comm, chorus::CommConfig{comm->blocking});
+  if (st.code() == chorus::ErrorCode::kInProgress) {
+    *out = comm;  // nonblocking: the init runs on the communicator's thread, ncclCommGetAsyncError tells its end
+    return ncclInProgress;
+  }
   if (!st.isOk()) {
-    delete comm;
+    delete comm;  // never handed out: nobody else can hold it
     *out = nullptr;
     return report(st.withContext("ncclCommInitRank"));
   }
@@ -169,34 +220,21 @@ ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
 }
 
 ncclResult_t pncclCommFinalize(ncclComm_t comm) {
-  if (ncclResult_t r = report(checkComm(comm, "ncclCommFinalize")); r != ncclSuccess) return r;
+  CHORUS_ENTER_OWNER(comm, "ncclCommFinalize");
   if (comm->finalized) return report(chorus::invalidArgument("ncclCommFinalize: comm is already finalized"));
-  comm->comm->impl().waitForAsyncWork();
   comm->finalized = true;
+  // A nonblocking communicator finishes its queued work on its own thread; ncclCommGetAsyncError tells when.
+  if (!comm->blocking) return report(comm->comm->asyncError());
+  comm->comm->impl().waitForAsyncWork();
   return ncclSuccess;
 }
 
-ncclResult_t pncclCommDestroy(ncclComm_t comm) {
-  if (!comm) return ncclSuccess;
-  if (ncclResult_t r = report(checkComm(comm, "ncclCommDestroy")); r != ncclSuccess) return r;
-  comm->magic = ncclComm::kDead;  // a second destroy is then reported, not a crash (until the memory is reused)
-  comm->comm.reset();
-  delete comm;
-  return ncclSuccess;
-}
+ncclResult_t pncclCommDestroy(ncclComm_t comm) { return release(comm, false, "ncclCommDestroy"); }
 
-ncclResult_t pncclCommAbort(ncclComm_t comm) {
-  if (!comm) return ncclSuccess;
-  if (ncclResult_t r = report(checkComm(comm, "ncclCommAbort")); r != ncclSuccess) return r;
-  comm->comm->abort();
-  comm->magic = ncclComm::kDead;
-  comm->comm.reset();
-  delete comm;
-  return ncclSuccess;
-}
+ncclResult_t pncclCommAbort(ncclComm_t comm) { return release(comm, true, "ncclCommAbort"); }
 
 ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
-  if (ncclResult_t r = report(checkComm(comm, "ncclCommSplit")); r != ncclSuccess) return r;
+  CHORUS_ENTER_OWNER(comm, "ncclCommSplit");
   if (!newcomm) return report(chorus::invalidArgument("ncclCommSplit: newcomm is NULL"));
   ncclConfig_t cfg;
   if (ncclResult_t r = report(readConfig(config, &cfg)); r != ncclSuccess) return r;
@@ -247,45 +285,48 @@ void pncclResetDebugInit(void) {
 }
 
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
-  if (ncclResult_t r = report(checkComm(comm, "ncclCommGetAsyncError")); r != ncclSuccess) return r;
+  CHORUS_ENTER_SHARED(comm, "ncclCommGetAsyncError");
   if (!asyncError) return report(chorus::invalidArgument("ncclCommGetAsyncError: asyncError is NULL"));
-  *asyncError = static_cast<ncclResult_t>(comm->comm->asyncError().code());
+  *asyncError = resultOf(comm->comm->asyncError());
   return ncclSuccess;
 }
 
 ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) {
-  if (ncclResult_t r = report(checkComm(comm, "ncclCommCount")); r != ncclSuccess) return r;
+  CHORUS_ENTER_SHARED(comm, "ncclCommCount");
   if (!count) return report(chorus::invalidArgument("ncclCommCount: count is NULL"));
   *count = comm->comm->size();
   return ncclSuccess;
 }
 
 ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) {
-  if (ncclResult_t r = report(checkComm(comm, "ncclCommCuDevice")); r != ncclSuccess) return r;
+  CHORUS_ENTER_SHARED(comm, "ncclCommCuDevice");
   if (!device) return report(chorus::invalidArgument("ncclCommCuDevice: device is NULL"));
   *device = -1;
   return ncclSuccess;
 }
 
 ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) {
-  if (ncclResult_t r = report(checkComm(comm, "ncclCommUserRank")); r != ncclSuccess) return r;
+  CHORUS_ENTER_SHARED(comm, "ncclCommUserRank");
   if (!rank) return report(chorus::invalidArgument("ncclCommUserRank: rank is NULL"));
   *rank = comm->comm->rank();
   return ncclSuccess;
 }
 
 ncclResult_t pncclCommRegister(const ncclComm_t comm, void*, size_t, void** handle) {
-  if (ncclResult_t r = report(checkComm(comm, "ncclCommRegister")); r != ncclSuccess) return r;
+  CHORUS_ENTER_SHARED(comm, "ncclCommRegister");
   if (!handle) return report(chorus::invalidArgument("ncclCommRegister: handle is NULL"));
   *handle = nullptr;
   return ncclSuccess;
 }
 
-ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) { return report(checkComm(comm, "ncclCommDeregister")); }
+ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) {
+  CHORUS_ENTER_SHARED(comm, "ncclCommDeregister");
+  return ncclSuccess;
+}
 
 ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                        ncclScalarResidence_t residence, ncclComm_t comm) {
-  if (ncclResult_t r = report(checkComm(comm, "ncclRedOpCreatePreMulSum")); r != ncclSuccess) return r;
+  CHORUS_ENTER_SHARED(comm, "ncclRedOpCreatePreMulSum");
   if (ncclResult_t r = report(checkType(datatype, "ncclRedOpCreatePreMulSum")); r != ncclSuccess) return r;
   if (!op || !scalar) return report(chorus::invalidArgument("ncclRedOpCreatePreMulSum: op or scalar is NULL"));
   if (residence != ncclScalarDevice && residence != ncclScalarHostImmediate) {
@@ -304,7 +345,7 @@ ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTy
 }
 
 ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
-  if (ncclResult_t r = report(checkComm(comm, "ncclRedOpDestroy")); r != ncclSuccess) return r;
+  CHORUS_ENTER_SHARED(comm, "ncclRedOpDestroy");
   std::lock_guard<std::mutex> lock(comm->mutex);
   int v = static_cast<int>(op);
   size_t index = static_cast<size_t>(v - ncclNumOps);
@@ -323,7 +364,7 @@ ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
 
 ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                             ncclComm_t comm, cudaStream_t) {
-  CHORUS_CHECK(checkComm(comm, "ncclAllReduce"));
+  CHORUS_ENTER_OWNER(comm, "ncclAllReduce");
   CHORUS_CHECK(checkType(datatype, "ncclAllReduce"));
   RedOp o;
   CHORUS_CHECK(resolveOp(comm, op, datatype, "ncclAllReduce", &o));
@@ -332,7 +373,7 @@ ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, 
 
 ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                 ncclRedOp_t op, ncclComm_t comm, cudaStream_t) {
-  CHORUS_CHECK(checkComm(comm, "ncclReduceScatter"));
+  CHORUS_ENTER_OWNER(comm, "ncclReduceScatter");
   CHORUS_CHECK(checkType(datatype, "ncclReduceScatter"));
   RedOp o;
   CHORUS_CHECK(resolveOp(comm, op, datatype, "ncclReduceScatter", &o));
@@ -341,7 +382,7 @@ ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t rec
 
 ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                          int root, ncclComm_t comm, cudaStream_t) {
-  CHORUS_CHECK(checkComm(comm, "ncclReduce"));
+  CHORUS_ENTER_OWNER(comm, "ncclReduce");
   CHORUS_CHECK(checkType(datatype, "ncclReduce"));
   RedOp o;
   CHORUS_CHECK(resolveOp(comm, op, datatype, "ncclReduce", &o));
@@ -350,14 +391,14 @@ ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncc
 
 ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                             ncclComm_t comm, cudaStream_t) {
-  CHORUS_CHECK(checkComm(comm, "ncclAllGather"));
+  CHORUS_ENTER_OWNER(comm, "ncclAllGather");
   CHORUS_CHECK(checkType(datatype, "ncclAllGather"));
   return report(comm->comm->allGather(sendbuff, recvbuff, sendcount, dt(datatype)));
 }
 
 ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                             ncclComm_t comm, cudaStream_t) {
-  CHORUS_CHECK(checkComm(comm, "ncclBroadcast"));
+  CHORUS_ENTER_OWNER(comm, "ncclBroadcast");
   CHORUS_CHECK(checkType(datatype, "ncclBroadcast"));
   return report(comm->comm->broadcast(sendbuff, recvbuff, count, dt(datatype), root));
 }
@@ -369,34 +410,34 @@ ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int r
 
 ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
                            cudaStream_t) {
-  CHORUS_CHECK(checkComm(comm, "ncclAlltoAll"));
+  CHORUS_ENTER_OWNER(comm, "ncclAlltoAll");
   CHORUS_CHECK(checkType(datatype, "ncclAlltoAll"));
   return report(comm->comm->alltoAll(sendbuff, recvbuff, count, dt(datatype)));
 }
 
 ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                          ncclComm_t comm, cudaStream_t) {
-  CHORUS_CHECK(checkComm(comm, "ncclGather"));
+  CHORUS_ENTER_OWNER(comm, "ncclGather");
   CHORUS_CHECK(checkType(datatype, "ncclGather"));
   return report(comm->comm->gather(sendbuff, recvbuff, count, dt(datatype), root));
 }
 
 ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                           ncclComm_t comm, cudaStream_t) {
-  CHORUS_CHECK(checkComm(comm, "ncclScatter"));
+  CHORUS_ENTER_OWNER(comm, "ncclScatter");
   CHORUS_CHECK(checkType(datatype, "ncclScatter"));
   return report(comm->comm->scatter(sendbuff, recvbuff, count, dt(datatype), root));
 }
 
 ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                        cudaStream_t) {
-  CHORUS_CHECK(checkComm(comm, "ncclSend"));
+  CHORUS_ENTER_OWNER(comm, "ncclSend");
   CHORUS_CHECK(checkType(datatype, "ncclSend"));
   return report(comm->comm->send(sendbuff, count, dt(datatype), peer));
 }
 
 ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t) {
-  CHORUS_CHECK(checkComm(comm, "ncclRecv"));
+  CHORUS_ENTER_OWNER(comm, "ncclRecv");
   CHORUS_CHECK(checkType(datatype, "ncclRecv"));
   return report(comm->comm->recv(recvbuff, count, dt(datatype), peer));
 }

@@ -1,17 +1,24 @@
 // What an ncclComm_t points to: a chorus Communicator plus the C-API-only state (PreMulSum ops, finalize flag).
+//
+// The shell outlives its communicator: ncclCommAbort and ncclCommDestroy free the Communicator but keep the shell,
+// marked dead, so a call that another thread makes with the handle afterwards is an error, never a use of freed
+// memory (a shell is about 150 bytes). Calls hold the shell's gate; abort closes it and waits for them to leave.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "chorus/communicator.hpp"
+#include "core/call_gate.hpp"
 #include "nccl.h"
 
 struct ncclComm {
   static constexpr unsigned kAlive = 0x63686f72, kDead = 0xdeadc0de;
 
-  unsigned magic = kAlive;
+  std::atomic<unsigned> magic{kAlive};
+  chorus::CallGate gate;
   std::unique_ptr<chorus::Communicator> comm;
   bool finalized = false;
   bool blocking = true;

@@ -29,6 +29,11 @@ void AsyncWorker::drain() {
   cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }
 
+bool AsyncWorker::idle() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queue_.empty() && !busy_;
+}
+
 Status AsyncWorker::firstError() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return firstError_;

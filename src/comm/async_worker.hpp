@@ -29,6 +29,8 @@ class AsyncWorker {
   Request submit(std::function<Status()> work);
   /// Waits until everything submitted so far has run.
   void drain();
+  /// True when nothing submitted is queued or running.
+  bool idle() const;
   Status firstError() const;
 
  private:

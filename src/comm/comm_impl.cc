@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "bootstrap/host_id.hpp"
+#include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "kernels/reduce.hpp"
@@ -89,13 +90,43 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   rank_ = bootstrap_->rank();
   nranks_ = bootstrap_->nranks();
   log::RankScope scope(rank_);
+  CancelScope cancel(&aborted_);  // abort() ends every wait of the setup
   Status st = connectPeers();
+  if (!st.isOk() && aborted_) st = remoteError("the communicator was aborted during its init");
   if (!st.isOk()) {
     CHORUS_WARN(kInit, "init of rank %d/%d failed: %s", rank_, nranks_, st.message().c_str());
-    return st;
+    return recordFailure(st);
   }
-  initialized_ = true;
+  initialized_.store(true, std::memory_order_release);
   CHORUS_INFO(kInit, "rank %d/%d ready", rank_, nranks_);
+  return Status::ok();
+}
+
+void CommImpl::initAsync(std::function<Status()> init) {
+  (void)worker_.submit([this, init = std::move(init)] {
+    std::lock_guard<std::mutex> lock(executionMutex_);
+    return init();
+  });
+}
+
+Status CommImpl::recordFailure(Status st) {
+  if (st.isOk()) return st;
+  std::lock_guard<std::mutex> lock(failureMutex_);
+  if (!failed_.load(std::memory_order_relaxed)) {
+    failure_ = st;
+    failed_.store(true, std::memory_order_release);
+  }
+  return st;
+}
+
+Status CommImpl::asyncError() const {
+  if (failed_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(failureMutex_);
+    return failure_;
+  }
+  Status queued = worker_.firstError();
+  if (!queued.isOk()) return queued;
+  if (!blocking_ && !worker_.idle()) return {ErrorCode::kInProgress, "queued work is still running"};
   return Status::ok();
 }
 
@@ -302,8 +333,8 @@ void CommImpl::setDeterministic(bool on) {
 }
 
 Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** out) {
-  if (!initialized_) return invalidUsage("communicator is not initialized");
-  if (aborted_) return invalidUsage("communicator was aborted");
+  if (aborted_) return remoteError("the communicator was aborted");
+  if (!initialized()) return invalidUsage("communicator is not initialized (did its init fail?)");
   if (!execution_) {
     execution_ = std::make_unique<engine::Execution>(
         rank_, [this](int peer) { return connection(peer); }, &aborted_);
@@ -395,7 +426,8 @@ Status CommImpl::runOwned(const std::vector<Operation>& ops) {
   log::RankScope scope(rank_);
   engine::Execution* execution = nullptr;
   CHORUS_TRY(prepare(ops, &execution));
-  CHORUS_TRY(engine::run(std::span<engine::Execution* const>(&execution, 1)));
+  // A transfer that failed half-way leaves the streams out of step with the peers: nothing after it may run.
+  CHORUS_TRY(recordFailure(engine::run(std::span<engine::Execution* const>(&execution, 1))));
   complete(ops);
   return Status::ok();
 }
@@ -436,7 +468,7 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
   int newRank = 0;
   for (size_t i = 0; i < members.size(); ++i)
     if (std::get<1>(members[i]) == rank_) newRank = static_cast<int>(i);
-  auto child = std::make_unique<CommImpl>();
+  auto child = std::make_unique<CommImpl>(newRank, static_cast<int>(members.size()), blocking_);
   CHORUS_TRY(
       child->init(bootstrap_->child(tag + "/" + std::to_string(color), static_cast<int>(members.size()), newRank)));
   child->setDeterministic(selector_.deterministic);  // a split inherits the mode, as every rank's parent has it
@@ -445,7 +477,16 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
 }
 
 void CommImpl::abort() {
-  aborted_.store(true);
+  if (aborted_.exchange(true)) return;
+  (void)recordFailure(remoteError("the communicator was aborted (ncclCommAbort / Communicator::abort)"));
+  // The engine and every init wait look at aborted_ at least every few milliseconds: the calling thread leaves
+  // its call, queued work fails at once.
+  if (!gate_.closeAndWait(settings().timeoutSeconds)) {
+    CHORUS_WARN(kInit, "abort: a call of rank %d did not leave the communicator", rank_);
+    return;
+  }
+  worker_.drain();
+  std::lock_guard<std::mutex> lock(executionMutex_);
   // Closing tells the peers at once; their waits end with an error naming this rank.
   for (auto& c : connections_)
     if (c) c->close();

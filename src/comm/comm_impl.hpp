@@ -15,6 +15,7 @@
 #include "chorus/counters.hpp"
 #include "comm/async_worker.hpp"
 #include "comm/operation.hpp"
+#include "core/call_gate.hpp"
 #include "engine/execution.hpp"
 #include "topology/graph.hpp"
 #include "transports/transport.hpp"
@@ -22,14 +23,19 @@
 
 namespace chorus {
 
-class CommImpl {
+class CommImpl : public std::enable_shared_from_this<CommImpl> {
  public:
-  CommImpl() = default;
+  CommImpl(int rank, int nranks, bool blocking) : rank_(rank), nranks_(nranks), blocking_(blocking) {}
   ~CommImpl();
 
-  /// Connects this rank to every peer of the communicator described by `bootstrap`.
+  /// Connects this rank to every peer of the communicator described by `bootstrap`. An abort() ends its waits.
   Status init(std::unique_ptr<bootstrap::Bootstrap> bootstrap);
-  bool initialized() const { return initialized_; }
+  /// Runs init() on this communicator's thread (nonblocking communicators); asyncError() reports its outcome.
+  void initAsync(std::function<Status()> init);
+  bool initialized() const { return initialized_.load(std::memory_order_acquire); }
+  bool blocking() const { return blocking_; }
+  /// The owner thread's gate: held by every call, closed by abort().
+  CallGate& gate() { return gate_; }
 
   int rank() const { return rank_; }
   int size() const { return nranks_; }
@@ -54,7 +60,11 @@ class CommImpl {
 
   void abort();
   bool aborted() const { return aborted_.load(); }
-  Status asyncError() const { return worker_.firstError(); }
+  /// The first failure of any call, kInProgress while a nonblocking communicator has queued work, else ok.
+  Status asyncError() const;
+  /// Keeps the first failure that leaves this communicator unusable (peer death, timeout, abort), for asyncError();
+  /// returns `st`.
+  Status recordFailure(Status st);
 
   /// Held while an execution of this communicator runs (connections are single-threaded).
   std::mutex& executionMutex() { return executionMutex_; }
@@ -81,7 +91,12 @@ class CommImpl {
 
   int rank_ = 0;
   int nranks_ = 0;
-  bool initialized_ = false;
+  bool blocking_ = true;
+  std::atomic<bool> initialized_{false};
+  CallGate gate_;
+  mutable std::mutex failureMutex_;
+  std::atomic<bool> failed_{false};
+  Status failure_;
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   std::vector<transport::PeerInfo> peers_;
   std::vector<std::unique_ptr<transport::Connection>> connections_;  // by rank; [rank_] loops back to itself

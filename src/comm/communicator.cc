@@ -26,26 +26,37 @@ Operation makeOp(CollType type, const void* send, void* recv, size_t count, Data
 
 }  // namespace
 
-Communicator::Communicator(std::unique_ptr<CommImpl> impl) : impl_(std::move(impl)) {}
+Communicator::Communicator(std::shared_ptr<CommImpl> impl) : impl_(std::move(impl)) {}
 Communicator::~Communicator() = default;
 
 Status Communicator::create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out) {
+  return create(id, nranks, rank, out, CommConfig{});
+}
+
+Status Communicator::create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out,
+                            const CommConfig& config) {
   if (!out) return invalidArgument("create: null output");
   if (nranks < 1) return invalidArgument("create: nranks " + std::to_string(nranks) + " < 1");
   if (rank < 0 || rank >= nranks) {
     return invalidArgument("create: rank " + std::to_string(rank) + " outside [0, " + std::to_string(nranks) + ")");
   }
-  auto comm = std::unique_ptr<Communicator>(new Communicator(std::make_unique<CommImpl>()));
+  auto comm =
+      std::unique_ptr<Communicator>(new Communicator(std::make_shared<CommImpl>(rank, nranks, config.blocking)));
   CommImpl* impl = comm->impl_.get();
   auto init = [impl, id, nranks, rank]() -> Status {
     std::unique_ptr<bootstrap::Bootstrap> bs;
-    CHORUS_TRY(bootstrap::Bootstrap::join(id, nranks, rank, &bs));
+    Status st = bootstrap::Bootstrap::join(id, nranks, rank, &bs);
+    if (!st.isOk()) return impl->recordFailure(st);
     return impl->init(std::move(bs));
   };
   *out = std::move(comm);
   if (group::active()) {
     group::deferInit(init);
     return Status::ok();
+  }
+  if (!config.blocking) {
+    impl->initAsync(std::move(init));
+    return {ErrorCode::kInProgress, "the communicator's init runs on its own thread"};
   }
   Status st = init();
   if (!st.isOk()) out->reset();
@@ -83,6 +94,8 @@ Status Communicator::createLocal(int nranks, std::vector<std::unique_ptr<Communi
 
 Status Communicator::split(int color, int key, std::unique_ptr<Communicator>* out) {
   if (!out) return invalidArgument("split: null output");
+  OwnerCall call(impl_->gate());
+  if (!call.entered()) return remoteError("split: the communicator was aborted");
   std::unique_ptr<CommImpl> child;
   CHORUS_TRY(impl_->split(color, key, &child));
   out->reset(child ? new Communicator(std::move(child)) : nullptr);
@@ -93,13 +106,22 @@ int Communicator::rank() const { return impl_->rank(); }
 int Communicator::size() const { return impl_->size(); }
 void Communicator::abort() { impl_->abort(); }
 Status Communicator::asyncError() const { return impl_->asyncError(); }
-void Communicator::setDeterministic(bool on) { impl_->setDeterministic(on); }
+bool Communicator::blocking() const { return impl_->blocking(); }
+void Communicator::setDeterministic(bool on) {
+  OwnerCall call(impl_->gate());
+  if (call.entered()) impl_->setDeterministic(on);
+}
 TrafficCounters Communicator::counters() const { return impl_->counters(); }
 void Communicator::resetCounters() { impl_->resetCounters(); }
 
 namespace {
 Status run(CommImpl& impl, Operation op) {
-  if (!impl.initialized()) return invalidUsage("communicator is not initialized (did its init fail?)");
+  OwnerCall call(impl.gate());
+  if (!call.entered()) return remoteError(std::string(algo::collName(op.type)) + ": the communicator was aborted");
+  // A nonblocking communicator's init may still be queued ahead of this call; its worker reports a failed init.
+  if (impl.blocking() && !impl.initialized()) {
+    return invalidUsage("communicator is not initialized (did its init fail?)");
+  }
   CHORUS_TRY(validate(op, impl.rank(), impl.size()));
   // An empty collective moves nothing on any rank (NCCL treats count 0 as a no-op). Send/Recv still go through:
   // their size check catches a peer that expects data.
@@ -109,11 +131,18 @@ Status run(CommImpl& impl, Operation op) {
     group::deferOperation(&impl, std::move(op));
     return Status::ok();
   }
+  if (!impl.blocking()) {
+    (void)impl.submit(std::move(op));
+    return {ErrorCode::kInProgress, "queued on the communicator's thread"};
+  }
   return impl.execute(std::move(op));
 }
 
 Request runAsync(CommImpl& impl, Operation op) {
-  Status st = impl.initialized() ? validate(op, impl.rank(), impl.size()) : invalidUsage("not initialized");
+  OwnerCall call(impl.gate());
+  Status st = !call.entered()                          ? remoteError("the communicator was aborted")
+              : impl.initialized() || !impl.blocking() ? validate(op, impl.rank(), impl.size())
+                                                       : invalidUsage("not initialized");
   if (!st.isOk()) {
     auto state = std::make_shared<detail::RequestState>();
     state->done = true;

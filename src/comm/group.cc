@@ -12,7 +12,7 @@ namespace {
 
 struct GroupState {
   std::vector<std::function<Status()>> inits;
-  std::vector<std::pair<CommImpl*, Operation>> ops;
+  std::vector<std::pair<std::shared_ptr<CommImpl>, Operation>> ops;  // shared: an abort may drop the comm meanwhile
 };
 
 thread_local GroupState tGroup;
@@ -32,13 +32,13 @@ Status runInits(std::vector<std::function<Status()>>& inits) {
   return Status::ok();
 }
 
-Status runOperations(std::vector<std::pair<CommImpl*, Operation>>& queued) {
+Status runOperations(std::vector<std::pair<std::shared_ptr<CommImpl>, Operation>>& queued) {
   // One execution per communicator, holding its operations in call order.
   std::vector<CommImpl*> comms;
   std::map<CommImpl*, std::vector<Operation>> byComm;
   for (auto& [comm, op] : queued) {
-    if (!byComm.count(comm)) comms.push_back(comm);
-    byComm[comm].push_back(std::move(op));
+    if (!byComm.count(comm.get())) comms.push_back(comm.get());
+    byComm[comm.get()].push_back(std::move(op));
   }
   for (CommImpl* c : comms) c->waitForAsyncWork();
   // Lock in address order so two threads grouping overlapping communicators cannot deadlock.
@@ -50,7 +50,10 @@ Status runOperations(std::vector<std::pair<CommImpl*, Operation>>& queued) {
   std::vector<engine::Execution*> executions(comms.size());
   for (size_t i = 0; i < comms.size(); ++i) CHORUS_TRY(comms[i]->prepare(byComm[comms[i]], &executions[i]));
   log::RankScope scope(comms.size() == 1 ? comms[0]->rank() : -1);
-  CHORUS_TRY(engine::run(executions));
+  if (Status st = engine::run(executions); !st.isOk()) {
+    for (CommImpl* c : comms) (void)c->recordFailure(st);
+    return st;
+  }
   for (size_t i = 0; i < comms.size(); ++i) comms[i]->complete(byComm[comms[i]]);
   return Status::ok();
 }
@@ -60,7 +63,7 @@ Status runOperations(std::vector<std::pair<CommImpl*, Operation>>& queued) {
 namespace group {
 bool active() { return tGroupDepth > 0; }
 void deferInit(std::function<Status()> init) { tGroup.inits.push_back(std::move(init)); }
-void deferOperation(CommImpl* comm, Operation op) { tGroup.ops.emplace_back(comm, std::move(op)); }
+void deferOperation(CommImpl* comm, Operation op) { tGroup.ops.emplace_back(comm->shared_from_this(), std::move(op)); }
 }  // namespace group
 
 Status groupStart() {

@@ -1,34 +1,64 @@
 // A point in time after which a wait gives up. Every blocking loop in chorus takes one.
+//
+// A deadline also ends early when the work it belongs to is cancelled: a thread that runs a communicator's init
+// (or any other long wait) under a CancelScope makes every Deadline it creates expire as soon as the scope's flag
+// is set, so ncclCommAbort stops a wait deep inside the bootstrap or a transport's setup within a few milliseconds.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 
 #include "core/settings.hpp"
 
 namespace chorus {
 
+namespace detail {
+// initial-exec: reading it costs one load, no TLS lookup call.
+[[gnu::tls_model("initial-exec")]] inline thread_local const std::atomic<bool>* tCancelFlag = nullptr;
+}  // namespace detail
+
+/// While alive, Deadlines created on this thread expire once `*flag` is true.
+class CancelScope {
+ public:
+  explicit CancelScope(const std::atomic<bool>* flag) : previous_(detail::tCancelFlag) { detail::tCancelFlag = flag; }
+  ~CancelScope() { detail::tCancelFlag = previous_; }
+  CancelScope(const CancelScope&) = delete;
+  CancelScope& operator=(const CancelScope&) = delete;
+  /// True when the innermost scope of this thread was cancelled.
+  static bool cancelled() { return detail::tCancelFlag && detail::tCancelFlag->load(std::memory_order_relaxed); }
+
+ private:
+  const std::atomic<bool>* previous_;
+};
+
 class Deadline {
  public:
   using Clock = std::chrono::steady_clock;
 
   static Deadline after(double seconds) {
-    return Deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)));
+    return Deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)),
+                    detail::tCancelFlag);
   }
   /// The deadline of CHORUS_TIMEOUT seconds from now.
   static Deadline fromSettings() { return after(settings().timeoutSeconds); }
 
-  bool expired() const { return Clock::now() >= end_; }
-  /// Milliseconds left, clamped to [0, INT_MAX/2] so it can be passed to poll().
+  bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
+  bool expired() const { return cancelled() || Clock::now() >= end_; }
+  /// Milliseconds left, clamped to [0, INT_MAX/2] so it can be passed to poll(). A cancellable deadline answers at
+  /// most kCancelPollMs, so that waits which sleep in poll() look at the flag that often.
   int remainingMs() const {
+    if (cancelled()) return 0;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end_ - Clock::now()).count();
     if (left < 0) return 0;
-    if (left > (1 << 30)) return 1 << 30;
-    return static_cast<int>(left);
+    const long long cap = cancel_ ? kCancelPollMs : (1 << 30);
+    return static_cast<int>(left < cap ? left : cap);
   }
 
  private:
-  explicit Deadline(Clock::time_point end) : end_(end) {}
+  static constexpr int kCancelPollMs = 10;
+  Deadline(Clock::time_point end, const std::atomic<bool>* cancel) : end_(end), cancel_(cancel) {}
   Clock::time_point end_;
+  const std::atomic<bool>* cancel_;
 };
 
 }  // namespace chorus
