@@ -248,6 +248,12 @@ ncclResult_t pncclGroupEnd(void);
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 
+/* chorus only. The chorus version of the loaded library ("0.2.0"); ncclGetVersion keeps returning the NCCL API
+ * level. A program built against any nccl.h tells chorus from NVIDIA's NCCL at run time with
+ * dlsym(RTLD_DEFAULT, "chorusGetVersion"), which is NULL under NVIDIA's library. */
+#define CHORUS_NCCL 1
+const char* chorusGetVersion(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 // The perf driver shared by every *_perf tool: ranks from threads (-t/-g), from a launcher's environment
 // (mpirun, srun, torchrun) or from --nprocs; the nccl-tests sweep, timing, data check and table. Cross-rank
 // bookkeeping (barriers, time averaging, error counts) goes through the communicator under test itself.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "perf/collective.hpp"
 #include "perf/nccl_backend.hpp"
 #include "perf/options.hpp"
+#include "tools/version_flag.hpp"
 
 namespace chorus::perf {
 namespace {
@@ -76,16 +78,30 @@ int launchLocal(const Options& o, const Collective& coll, const char* program) {
     children.push_back(pid);
   }
   // Reap children as they end (in any order): a dead rank must not linger as a zombie, which its peers would
-  // still see as alive.
+  // still see as alive. The first rank that fails stops the others at once (they could only wait for it until
+  // CHORUS_TIMEOUT); its exit is the one reported as the cause.
   int worst = 0;
+  bool stopping = false;
   for (size_t left = children.size(); left > 0; --left) {
     int status = 0;
     pid_t pid = waitpid(-1, &status, 0);
     if (pid < 0) break;
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    size_t rank = std::find(children.begin(), children.end(), pid) - children.begin();
-    if (code != 0) fprintf(stderr, "%s: rank process %zu exited with code %d\n", program, rank, code);
-    worst = std::max(worst, code);
+    const size_t rank = std::find(children.begin(), children.end(), pid) - children.begin();
+    if (rank < children.size()) children[rank] = 0;
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (code == 0) continue;
+    if (!stopping) {
+      if (WIFSIGNALED(status)) {
+        fprintf(stderr, "%s: rank %zu was killed by signal %d (%s); stopping the other ranks\n", program, rank,
+                WTERMSIG(status), strsignal(WTERMSIG(status)));
+      } else {
+        fprintf(stderr, "%s: rank %zu exited with code %d; stopping the other ranks\n", program, rank, code);
+      }
+      for (pid_t other : children)
+        if (other > 0) kill(other, SIGTERM);
+      stopping = true;
+      worst = code;
+    }
   }
   return worst;
 }
@@ -93,6 +109,8 @@ int launchLocal(const Options& o, const Collective& coll, const char* program) {
 }  // namespace
 
 int runPerfTool(int argc, char** argv, const Collective& coll) {
+  const char* name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+  if (tools::printVersionIfAsked(argc, argv, name)) return 0;
   Options o;
   int code = parseOptions(argc, argv, &o);
   if (code >= 0) return code;

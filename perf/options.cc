@@ -2,6 +2,8 @@
 
 #include <getopt.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,7 +28,15 @@ bool parseSize(const char* text, size_t* out) {
   return true;
 }
 
-int toInt(const char* s) { return static_cast<int>(strtol(s, nullptr, 0)); }
+// A whole integer or nothing: "abc", "4x" and "" are refused (strtol alone reads them as 0 or 4).
+bool parseInt(const char* text, int* out) {
+  char* end = nullptr;
+  errno = 0;
+  long v = strtol(text, &end, 0);
+  if (end == text || *end != '\0' || errno != 0 || v < INT32_MIN || v > INT32_MAX) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
 
 }  // namespace
 
@@ -58,6 +68,7 @@ void printUsage(const char* program) {
       "\t[-S,--report_timestamps <0/1>]\n"
       "\t[-u,--unalign <num elements>]\n"
       "\t[--nprocs <N> fork N local processes, one rank each (chorus)]\n"
+      "\t[--version]\n"
       "\t[-h,--help]\n",
       program);
 }
@@ -98,6 +109,16 @@ int parseOptions(int argc, char** argv, Options* o) {
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   int c;
+  bool badValue = false;
+  // Reads optarg as an integer; a bad one is reported with its flag and ends the parse.
+  auto toInt = [&](const char* text) {
+    int v = 0;
+    if (!parseInt(text, &v)) {
+      fprintf(stderr, "invalid value '%s' for -%c: an integer is expected\n", text, c);
+      badValue = true;
+    }
+    return v;
+  };
   while ((c = getopt_long(argc, argv, "t:g:b:e:i:f:n:m:w:N:p:I:K:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:S:M:u:", longOptions,
                           nullptr)) != -1) {
     switch (c) {
@@ -172,6 +193,7 @@ int parseOptions(int argc, char** argv, Options* o) {
         break;
       case 'P':
         o->nprocs = toInt(optarg);
+        o->nprocsGiven = true;
         break;
       case 'p':
       case 'y':
@@ -190,10 +212,14 @@ int parseOptions(int argc, char** argv, Options* o) {
         printUsage(argv[0]);
         return 0;
       default:
-        printf("invalid option\n");
-        printUsage(argv[0]);
-        return 0;
+        fprintf(stderr, "invalid option (see --help)\n");
+        return 255;
     }
+    if (badValue) return 255;
+  }
+  if (optind < argc) {
+    fprintf(stderr, "unexpected argument '%s' (see --help)\n", argv[optind]);
+    return 255;
   }
   if (o->minBytes > o->maxBytes) {
     fprintf(stderr, "invalid sizes for 'minbytes' and 'maxbytes': %zu > %zu\n", o->minBytes, o->maxBytes);
@@ -201,6 +227,10 @@ int parseOptions(int argc, char** argv, Options* o) {
   }
   if (o->nThreads < 1 || o->nGpus < 1 || o->iters < 1 || o->aggIters < 1) {
     fprintf(stderr, "-t, -g, -n and -m must be at least 1\n");
+    return 255;
+  }
+  if (o->nprocs < 0 || o->nprocs == 0 && o->nprocsGiven) {
+    fprintf(stderr, "--nprocs must be at least 1 (got %d)\n", o->nprocs);
     return 255;
   }
   return -1;

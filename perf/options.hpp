@@ -28,7 +28,8 @@ struct Options {
   int average = 1;
   int unalign = 0;
   int timestamps = 0;
-  int nprocs = 0;                    // --nprocs: fork this many local processes
+  int nprocs = 0;  // --nprocs: fork this many local processes
+  bool nprocsGiven = false;
   std::vector<std::string> ignored;  // accepted flags that mean nothing on host memory
 };
 

@@ -11,6 +11,7 @@
 #include "bootstrap/host_id.hpp"
 #include "core/settings.hpp"
 #include "nccl.h"
+#include "tools/version_flag.hpp"
 #include "topology/hwloc_import.hpp"
 #include "topology/system.hpp"
 #include "tuner/choice.hpp"
@@ -61,6 +62,7 @@ void printSettings() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (chorus::tools::printVersionIfAsked(argc, argv, "chorus-info")) return 0;
   int ranks = 2, hosts = 1;
   bool all = false;
   std::vector<size_t> csvSizes;

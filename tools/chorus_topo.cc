@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bootstrap/host_id.hpp"
+#include "tools/version_flag.hpp"
 #include "topology/graph_xml.hpp"
 #include "topology/hwloc_import.hpp"
 #include "topology/paths.hpp"
@@ -111,6 +112,7 @@ void printRankPaths(const SystemGraph& g, const std::vector<int>& devices) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (chorus::tools::printVersionIfAsked(argc, argv, "chorus-topo")) return 0;
   std::string file, dump;
   int hosts = 1, ranksPerHost = 0;
   bool hostMemory = false, links = false;

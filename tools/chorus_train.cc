@@ -18,6 +18,7 @@
 #include "chorus/training/tensor_parallel.hpp"
 #include "chorus/training/zero.hpp"
 #include "tools/fashion_mnist.hpp"
+#include "tools/version_flag.hpp"
 
 using namespace chorus;
 using namespace chorus::training;
@@ -210,6 +211,7 @@ Status runRank(Communicator& world, Shared& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (chorus::tools::printVersionIfAsked(argc, argv, "chorus-train")) return 0;
   Shared s;
   if (!parse(argc, argv, &s.opt)) {
     usage();

@@ -23,6 +23,7 @@
 #include "chorus/communicator.hpp"
 #include "chorus/unique_id.hpp"
 #include "kernels/reduce.hpp"
+#include "tools/version_flag.hpp"
 #include "tuner/costs.hpp"
 
 using namespace chorus;
@@ -163,6 +164,7 @@ int fail(const Status& st) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (chorus::tools::printVersionIfAsked(argc, argv, "chorus-tune")) return 0;
   std::string outPath;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

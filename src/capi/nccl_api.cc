@@ -7,6 +7,7 @@
 
 #include "bootstrap/id_layout.hpp"
 #include "capi/nccl_comm.hpp"
+#include "chorus/version.hpp"
 #include "comm/comm_impl.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
@@ -179,6 +180,8 @@ ncclResult_t pncclGetVersion(int* version) {
   *version = NCCL_VERSION_CODE;
   return ncclSuccess;
 }
+
+const char* chorusGetVersion(void) { return chorus::version(); }
 
 ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) {
   if (!uniqueId) return report(chorus::invalidArgument("ncclGetUniqueId: uniqueId is NULL"));

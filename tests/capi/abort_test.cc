@@ -62,8 +62,7 @@ TEST(CapiAbort, WatchdogAbortsAWaitingCall) {
     latencies.push_back(std::max(0.0, std::chrono::duration<double, std::milli>(returned - abortStart).count()));
     EXPECT_LT(abortMs, 1000) << "ncclCommAbort took " << abortMs << " ms";
     // The handle is dead, not freed: calls on it are errors.
-    EXPECT_EQ(ncclAllReduce(data.data(), data.data(), 1, ncclFloat32, ncclSum, comms[0], nullptr),
-              ncclInvalidArgument);
+    EXPECT_EQ(ncclAllReduce(data.data(), data.data(), 1, ncclFloat32, ncclSum, comms[0], nullptr), ncclInvalidArgument);
     ncclResult_t state;
     EXPECT_EQ(ncclCommGetAsyncError(comms[0], &state), ncclInvalidArgument);
     EXPECT_EQ(ncclCommDestroy(comms[0]), ncclInvalidArgument);
