@@ -37,8 +37,9 @@ int runProcess(const Options& o, const Collective& coll, const World& world, con
   if (world.procRank == 0) {
     int version = 0;
     ncclGetVersion(&version);
-    char first[128];
-    snprintf(first, sizeof(first), "# chorus perf 0.1.0 nccl-headers=%d nccl-library=%d", NCCL_VERSION_CODE, version);
+    char first[160];
+    snprintf(first, sizeof(first), "# chorus perf %s nccl-headers=%d nccl-library=%d", chorusGetVersion(),
+             NCCL_VERSION_CODE, version);
     printPreamble(first, program, o);
   }
   const int nranks = world.procCount * o.nThreads * o.nGpus;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "capi/nccl_comm.hpp"
+#include "comm/comm_impl.hpp"
 #include "core/settings.hpp"
 #include "perf/data.hpp"
 
@@ -41,8 +43,10 @@ class NcclBackend final : public Backend {
 
   int nranks() const override { return nranks_; }
   const std::vector<int>& localRanks() const override { return ranks_; }
+  // The transports this rank's connections use ("chorus shm", "chorus loopback+tcp"), as chosen at init.
   std::string describe() const override {
-    return settings().transport.empty() ? "chorus auto" : "chorus " + settings().transport;
+    std::string names = comms_.empty() || !comms_[0]->comm ? "" : comms_[0]->comm->impl().transportNames();
+    return "chorus " + (names.empty() ? std::string("self") : names);
   }
 
   double combine(double value, Combine how) override {

@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "bootstrap/host_id.hpp"
+#include "chorus/version.hpp"
 #include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
@@ -91,6 +94,12 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   nranks_ = bootstrap_->nranks();
   log::RankScope scope(rank_);
   CancelScope cancel(&aborted_);  // abort() ends every wait of the setup
+  CHORUS_INFO(kInit, "chorus %s (NCCL API %s): rank %d of %d, host %s, pid %d", version(), ncclApiVersion(), rank_,
+              nranks_, bootstrap::hostId().c_str(), static_cast<int>(getpid()));
+  if (std::string bad = settingsError(); !bad.empty()) {
+    CHORUS_WARN(kInit, "%s", bad.c_str());
+    return recordFailure(invalidArgument(bad));
+  }
   Status st = connectPeers();
   if (!st.isOk() && aborted_) st = remoteError("the communicator was aborted during its init");
   if (!st.isOk()) {
@@ -98,7 +107,10 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
     return recordFailure(st);
   }
   initialized_.store(true, std::memory_order_release);
-  CHORUS_INFO(kInit, "rank %d/%d ready", rank_, nranks_);
+  CHORUS_INFO(kInit, "rank %d/%d ready: %zu host(s), %s", rank_, nranks_,
+              system_.find(topology::NodeKind::kHost).size(),
+              machineOversubscribed_ ? "more ranks than cores on this machine (waiters yield early)"
+                                     : "a core for every rank of this machine");
   return Status::ok();
 }
 
@@ -151,14 +163,16 @@ Status CommImpl::connectPeers() {
     if (r == rank_) continue;
     const PeerInfo& p = peers_[r];
     std::string choice = cfg.transport;
+    const char* why = "forced by CHORUS_TRANSPORT";
     if (choice.empty()) {
       if (p.processToken == mine.processToken)
-        choice = "loopback";
+        choice = "loopback", why = "same process";
       else if (p.hostId == mine.hostId)
-        choice = "shm";
+        choice = "shm", why = "same host";
       else
-        choice = "tcp";
+        choice = "tcp", why = "another host";
     }
+    CHORUS_INFO(kTransport, "peer rank %d (host %s, pid %d): %s, %s", r, p.hostId.c_str(), p.pid, choice.c_str(), why);
     if (choice == "loopback" && p.processToken != mine.processToken) {
       return invalidUsage("CHORUS_TRANSPORT=loopback, but rank " + std::to_string(r) + " is another process");
     }
@@ -279,6 +293,7 @@ const CommImpl::CachedPlan* CommImpl::plan(const algo::CollShape& shape) {
   if (plans_.size() >= 256) plans_.clear();  // bounded: a sweep over many sizes must not grow without end
   CachedPlan cached{a->generate(shape)};
   cached.wireBytes = algo::wireBytes(cached.plan, rank_);
+  cached.algorithm = a->name;
   return &plans_.emplace(key, std::move(cached)).first->second;
 }
 
@@ -315,6 +330,15 @@ TrafficCounters CommImpl::counters() const {
   return t;
 }
 
+std::string CommImpl::transportNames() const {
+  std::set<std::string> names;
+  for (int r = 0; r < static_cast<int>(connections_.size()); ++r)
+    if (r != rank_ && connections_[r]) names.insert(connections_[r]->transportName());
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : "+") + n;
+  return out;
+}
+
 void CommImpl::resetCounters() {
   for (CounterCells& c : counters_) {
     c.calls.store(0, std::memory_order_relaxed);
@@ -343,6 +367,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   // The same single call on the same buffers as last time: its bound steps are all still valid.
   if (ops.size() == 1 && bound_.matches(ops.front())) {
     count(bound_.type, bound_.payload, bound_.wire);
+    lastAlgorithm_ = bound_.algorithm;
     execution_->rewind(++sequence_);
     *out = execution_.get();
     return Status::ok();
@@ -371,10 +396,12 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
       if (const algo::Algorithm* a = tuner::choose(shape, selector_)) {
         chosen = &uncached.emplace_back(a->generate(shape));
         wire = algo::wireBytes(*chosen, rank_);
+        lastAlgorithm_ = a->name;
       }
     } else if (const CachedPlan* cached = plan(shape)) {
       chosen = &cached->plan;
       wire = cached->wireBytes;
+      lastAlgorithm_ = cached->algorithm;
     }
     if (!chosen) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
     const uint64_t payload = payloadBytes(op, nranks_);
@@ -407,8 +434,8 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   // counts, PreMulSum's scaled copy of the input).
   const Operation& first = ops.front();
   if (ops.size() == 1 && first.type != algo::CollType::kAlltoAllv && first.op.kind != RedOpKind::kPreMulSum) {
-    bound_ = {true,        first.type,    first.send, first.recv,   first.count,
-              first.dtype, first.op.kind, first.root, firstPayload, firstWire};
+    bound_ = {true,          first.type, first.send,   first.recv, first.count,   first.dtype,
+              first.op.kind, first.root, firstPayload, firstWire,  lastAlgorithm_};
   }
   *out = execution_.get();
   return Status::ok();
@@ -432,6 +459,14 @@ Status CommImpl::runOwned(const std::vector<Operation>& ops) {
   return Status::ok();
 }
 
+void CommImpl::logCall(const Operation& op, double microseconds, const Status& st) const {
+  CHORUS_INFO(kColl, "%s seq %llu count %zu %s %s root %d algorithm %s bytes %llu time %.2f us%s%s",
+              algo::collName(op.type), static_cast<unsigned long long>(sequence_), op.count, dataTypeName(op.dtype),
+              redOpName(op.op.kind), op.root, lastAlgorithm_,
+              static_cast<unsigned long long>(payloadBytes(op, nranks_)), microseconds, st.isOk() ? "" : ": ",
+              st.isOk() ? "" : st.message().c_str());
+}
+
 Status CommImpl::execute(Operation op) {
   // No lock here: a lock's atomic exchange fences every call, and the sender of a small message then waits for its
   // store to reach the receiver's core (a tenth of a small Broadcast). The execution is ours all the same: the
@@ -439,7 +474,14 @@ Status CommImpl::execute(Operation op) {
   worker_.drain();
   single_.clear();
   single_.push_back(std::move(op));
-  return runOwned(single_);
+  // The clock is read only when the COLL line will be printed.
+  if (!log::enabled(log::Level::kInfo, log::kColl)) return runOwned(single_);
+  const auto start = std::chrono::steady_clock::now();
+  Status st = runOwned(single_);
+  log::RankScope scope(rank_);
+  logCall(single_.front(), std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count(),
+          st);
+  return st;
 }
 
 Request CommImpl::submit(Operation op) {

@@ -53,6 +53,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Deterministic mode on or off (tuner::Selector::deterministic); the same on every rank.
   void setDeterministic(bool on);
   TrafficCounters counters() const;
+  /// The transports of this rank's connections to other ranks, sorted and joined by '+' ("shm", "loopback+tcp").
+  std::string transportNames() const;
   void resetCounters();
 
   /// Collective split over this communicator (see Communicator::split).
@@ -80,11 +82,14 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// no algorithm implements the collective.
   struct CachedPlan {
     algo::Plan plan;
-    uint64_t wireBytes = 0;  // what running it sends to other ranks
+    uint64_t wireBytes = 0;      // what running it sends to other ranks
+    const char* algorithm = "";  // the chosen algorithm's name, for the COLL log line
   };
   const CachedPlan* plan(const algo::CollShape& shape);
   /// Adds one call of `type` to the traffic counters.
   void count(algo::CollType type, uint64_t payload, uint64_t wire);
+  /// Logs one line per call (subsystem COLL, level INFO): operation, sequence, count, type, algorithm, bytes, time.
+  void logCall(const Operation& op, double microseconds, const Status& st) const;
   /// Runs `ops`. The caller owns the execution: the async worker and groups hold executionMutex_; a blocking call
   /// runs on the thread that uses the communicator, after draining the worker.
   Status runOwned(const std::vector<Operation>& ops);
@@ -115,6 +120,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::unique_ptr<engine::Execution> execution_;  // reused call after call
   std::vector<Operation> single_;                 // the one-operation list of execute(), reused
   std::vector<const algo::Plan*> planOfOp_;       // prepare()'s working lists, reused
+  const char* lastAlgorithm_ = "";                // the algorithm of the last single call prepared (COLL log)
   std::vector<size_t> scratchOffsets_;
   std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)
   /// The single operation execution_ holds bound, when it can run again by a rewind (same call, same buffers).
@@ -128,6 +134,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     RedOpKind op;
     int root;
     uint64_t payload, wire;  // what one run of it adds to the counters
+    const char* algorithm;
     bool matches(const Operation& o) const {
       return valid && o.type == type && o.send == send && o.recv == recv && o.count == count && o.dtype == dtype &&
              o.op.kind == op && o.root == root;

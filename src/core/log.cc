@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -18,8 +19,10 @@ namespace {
 struct Sink {
   Level level = Level::kNone;
   unsigned subsysMask = kAll;
-  FILE* file = stderr;
   std::string host;
+  std::string pattern;         // CHORUS_DEBUG_FILE, empty for stderr
+  pid_t filesPid = 0;          // the process the open files belong to (a forked rank opens its own)
+  std::map<int, FILE*> files;  // by rank when the pattern has %r, else one entry
   std::mutex mutex;
 
   Sink() { configure(); }
@@ -41,24 +44,47 @@ struct Sink {
     gethostname(name, sizeof(name) - 1);
     host = name;
     if (auto dot = host.find('.'); dot != std::string::npos) host.resize(dot);
-    if (!s.debugFile.empty()) {
-      // %h and %p expand to host and pid, as NCCL_DEBUG_FILE does.
-      std::string path;
-      for (size_t i = 0; i < s.debugFile.size(); ++i) {
-        if (s.debugFile[i] == '%' && i + 1 < s.debugFile.size()) {
-          char c = s.debugFile[++i];
-          if (c == 'h')
-            path += host;
-          else if (c == 'p')
-            path += std::to_string(getpid());
-          else
-            path += c;
-        } else {
-          path += s.debugFile[i];
-        }
-      }
-      if (FILE* f = fopen(path.c_str(), "a")) file = f;
+    closeFiles();
+    pattern = s.debugFile;
+  }
+
+  void closeFiles() {
+    // Files opened by a parent before fork() are the parent's: a child only forgets them.
+    for (auto& [rank, f] : files)
+      if (filesPid == getpid()) fclose(f);
+    files.clear();
+  }
+
+  // The file of this line: CHORUS_DEBUG_FILE with %h host, %p pid and %r rank expanded (NCCL_DEBUG_FILE's %h and
+  // %p), opened on first use in each process; stderr when unset or when it cannot be opened.
+  FILE* fileFor(int rank) {
+    if (pattern.empty()) return stderr;
+    if (filesPid != getpid()) {
+      closeFiles();
+      filesPid = getpid();
     }
+    const bool perRank = pattern.find("%r") != std::string::npos;
+    const int key = perRank ? rank : 0;
+    if (auto it = files.find(key); it != files.end()) return it->second;
+    std::string path;
+    for (size_t i = 0; i < pattern.size(); ++i) {
+      if (pattern[i] == '%' && i + 1 < pattern.size()) {
+        char c = pattern[++i];
+        if (c == 'h')
+          path += host;
+        else if (c == 'p')
+          path += std::to_string(getpid());
+        else if (c == 'r')
+          path += std::to_string(rank);
+        else
+          path += c;
+      } else {
+        path += pattern[i];
+      }
+    }
+    FILE* f = fopen(path.c_str(), "a");
+    files[key] = f ? f : stderr;
+    return files[key];
   }
 
   static unsigned parseSubsys(const std::string& text) {
@@ -120,9 +146,10 @@ void write(Level level, Subsys, const char* fmt, ...) {
   vsnprintf(body, sizeof(body), fmt, args);
   va_end(args);
   std::lock_guard<std::mutex> lock(s.mutex);
-  fprintf(s.file, "%s:%d:%d [%d] chorus %s %s\n", s.host.c_str(), getpid(), static_cast<int>(gettid()), tCurrentRank,
+  FILE* file = s.fileFor(tCurrentRank);
+  fprintf(file, "%s:%d:%d [%d] chorus %s %s\n", s.host.c_str(), getpid(), static_cast<int>(gettid()), tCurrentRank,
           levelName(level), body);
-  fflush(s.file);
+  fflush(file);
 }
 
 void reinitialize() {

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <mutex>
 
 namespace chorus {
@@ -47,29 +50,96 @@ const char* lookup(const char* name, const char* alias) {
   return nullptr;
 }
 
+// Errors found while parsing; the first one fails the next communicator init (settingsError()).
+thread_local std::string* tErrors = nullptr;
+
+void reject(const char* name, const char* value, const char* accepted) {
+  if (tErrors && tErrors->empty()) *tErrors = std::string(name) + "='" + value + "' is invalid: " + accepted;
+}
+
 std::string str(const char* name, const char* alias, const char* def) {
   const char* v = lookup(name, alias);
   return v ? v : def;
 }
 
-int64_t integer(const char* name, int64_t def) {
+// A byte count or plain number: digits with an optional K, M or G (binary) suffix. Empty means the default.
+bool parseSize(const char* text, int64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  long long x = strtoll(text, &end, 0);
+  if (end == text || x < 0 || errno != 0) return false;
+  int shift = 0;
+  if (*end == 'K' || *end == 'k')
+    shift = 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    shift = 20, ++end;
+  else if (*end == 'G' || *end == 'g')
+    shift = 30, ++end;
+  if (*end != '\0' || x > (INT64_MAX >> shift)) return false;
+  *out = static_cast<int64_t>(x) << shift;
+  return true;
+}
+
+// `minimum` excludes values below it (0 for settings where 0 means "off").
+int64_t integer(const char* name, int64_t def, int64_t minimum = 1) {
+  const char* v = lookup(name, nullptr);
+  if (!v || !*v) return def;
+  int64_t x = 0;
+  if (!parseSize(v, &x) || x < minimum) {
+    reject(name, v,
+           minimum > 0 ? "a positive integer, with an optional K, M or G suffix"
+                       : "a non-negative integer, with an optional K, M or G suffix");
+    return def;
+  }
+  return x;
+}
+
+bool boolean(const char* name, bool def) {
+  const char* v = lookup(name, nullptr);
+  if (!v || !*v) return def;
+  std::string t = v;
+  for (auto& c : t) c = static_cast<char>(tolower(c));
+  if (t == "1" || t == "true" || t == "yes" || t == "on") return true;
+  if (t == "0" || t == "false" || t == "no" || t == "off") return false;
+  reject(name, v, "0 or 1 (also true/false, yes/no, on/off)");
+  return def;
+}
+
+double seconds(const char* name, double def) {
   const char* v = lookup(name, nullptr);
   if (!v || !*v) return def;
   char* end = nullptr;
-  long long x = strtoll(v, &end, 0);
-  if (end && (*end == 'K' || *end == 'k')) x <<= 10;
-  if (end && (*end == 'M' || *end == 'm')) x <<= 20;
-  return x > 0 ? x : def;
+  double x = strtod(v, &end);
+  if (end == v || *end != '\0' || !(x > 0)) {
+    reject(name, v, "a positive number of seconds (e.g. 300 or 0.5)");
+    return def;
+  }
+  return x;
 }
 
-Settings parse() {
+std::string oneOf(const char* name, const char* alias, const char* def, std::initializer_list<const char*> allowed,
+                  const char* accepted) {
+  std::string v = str(name, alias, def);
+  if (v.empty()) return v;
+  std::string upper = v, lower = v;
+  for (auto& c : upper) c = static_cast<char>(toupper(c));
+  for (auto& c : lower) c = static_cast<char>(tolower(c));
+  for (const char* a : allowed)
+    if (upper == a || lower == a) return v;
+  // NCCL's own name keeps NCCL's behaviour (an unknown value is ignored there): only chorus's names are strict.
+  if (getenv(name)) reject(name, v.c_str(), accepted);
+  return "";
+}
+
+Settings parse(std::string* errors) {
+  tErrors = errors;
   Settings s;
-  s.debug = str("CHORUS_DEBUG", "NCCL_DEBUG", "");
+  s.debug = oneOf("CHORUS_DEBUG", "NCCL_DEBUG", "", {"VERSION", "WARN", "INFO", "TRACE", "ABORT"},
+                  "one of WARN, INFO, TRACE (VERSION and ABORT as in NCCL)");
   s.debugSubsys = str("CHORUS_DEBUG_SUBSYS", "NCCL_DEBUG_SUBSYS", "");
   s.debugFile = str("CHORUS_DEBUG_FILE", "NCCL_DEBUG_FILE", "");
-  const char* t = lookup("CHORUS_TIMEOUT", nullptr);
-  s.timeoutSeconds = (t && atof(t) > 0) ? atof(t) : 300.0;
-  s.transport = str("CHORUS_TRANSPORT", "", "");
+  s.timeoutSeconds = seconds("CHORUS_TIMEOUT", 300.0);
+  s.transport = oneOf("CHORUS_TRANSPORT", "", "", {"loopback", "shm", "tcp"}, "one of loopback, shm, tcp");
   s.commId = str("CHORUS_COMM_ID", "NCCL_COMM_ID", "");
   s.hostId = str("CHORUS_HOST_ID", "NCCL_HOSTID", "");
   s.shmBufferBytes = integer("CHORUS_SHM_BUFFER", 4 << 20);
@@ -79,20 +149,20 @@ Settings parse() {
   s.tcpCongestion = str("CHORUS_TCP_CONGESTION", "", "auto");
   s.socketIfAddr = str("CHORUS_SOCKET_ADDR", "", "");
   s.spinIterations = integer("CHORUS_SPIN", 0);
-  // 0 is a valid value here (direct transfers off), so this one is not read with integer().
-  const char* direct = lookup("CHORUS_DIRECT_THRESHOLD", nullptr);
-  s.directThreshold = direct && *direct ? std::max<int64_t>(0, strtoll(direct, nullptr, 0)) : int64_t{256} << 10;
-  s.shmCma = integer("CHORUS_SHM_CMA", 0) > 0;
+  s.directThreshold = integer("CHORUS_DIRECT_THRESHOLD", int64_t{256} << 10, 0);  // 0: direct transfers off
+  s.shmCma = boolean("CHORUS_SHM_CMA", false);
   s.algorithm = str("CHORUS_ALGO", "", "");
-  s.deterministic = integer("CHORUS_DETERMINISTIC", 0) > 0;
+  s.deterministic = boolean("CHORUS_DETERMINISTIC", false);
   s.topoFile = str("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "");
   s.ncclAlgo = str("NCCL_ALGO", "", "");
   s.tuningFile = str("CHORUS_TUNING_FILE", "", "");
+  tErrors = nullptr;
   return s;
 }
 
 std::mutex gMutex;
 std::atomic<Settings*> gSettings{nullptr};
+std::string gError;  // under gMutex
 
 }  // namespace
 
@@ -100,14 +170,21 @@ const Settings& settings() {
   // Read on every collective: lock-free once parsed.
   if (Settings* s = gSettings.load(std::memory_order_acquire)) return *s;
   std::lock_guard<std::mutex> lock(gMutex);
-  if (!gSettings.load()) gSettings.store(new Settings(parse()), std::memory_order_release);
+  if (!gSettings.load()) gSettings.store(new Settings(parse(&gError)), std::memory_order_release);
   return *gSettings.load();
 }
 
 void reloadSettings() {
   std::lock_guard<std::mutex> lock(gMutex);
   // The old object is leaked on purpose: other threads may still hold references to it.
-  gSettings.store(new Settings(parse()), std::memory_order_release);
+  gError.clear();
+  gSettings.store(new Settings(parse(&gError)), std::memory_order_release);
+}
+
+std::string settingsError() {
+  (void)settings();
+  std::lock_guard<std::mutex> lock(gMutex);
+  return gError;
 }
 
 const std::vector<SettingDoc>& settingDocs() { return kDocs; }

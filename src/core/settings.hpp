@@ -44,6 +44,9 @@ struct SettingDoc {
 const Settings& settings();
 /// Re-reads the environment (tests change variables between cases).
 void reloadSettings();
+/// The first invalid value found ("CHORUS_TIMEOUT='abc' is invalid: ..."), empty when every value parsed. Invalid
+/// values fall back to their defaults in settings(); communicator init fails with this message.
+std::string settingsError();
 const std::vector<SettingDoc>& settingDocs();
 /// The raw environment value of a setting (its own name first, then the NCCL alias); empty when unset.
 std::string rawSettingValue(const SettingDoc& doc);

@@ -63,6 +63,7 @@ Execution::Execution(int rank, std::function<transport::Connection*(int)> connec
       directThreshold_(static_cast<size_t>(settings().directThreshold)) {}
 
 void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
+  traceSteps_ = log::enabled(log::Level::kTrace, log::kEngine);
   what_ = what;
   sequence_ = sequence;
   operations_ = operations;
@@ -78,6 +79,7 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
 }
 
 void Execution::rewind(uint64_t sequence) {
+  traceSteps_ = log::enabled(log::Level::kTrace, log::kEngine);
   sequence_ = sequence;
   for (Work& w : work_) {
     w.wire = 0;
@@ -157,6 +159,14 @@ size_t Execution::allowedWire(const Work& w) const {
 void Execution::finish(Work& w) {
   w.complete = true;
   --remaining_;
+  if (traceSteps_) {
+    static constexpr const char* kKinds[] = {"send",         "recv",      "recv-reduce", "copy",
+                                             "reduce-local", "send-size", "recv-size"};
+    const auto kind = static_cast<size_t>(w.kind);
+    CHORUS_TRACE(kEngine, "%s seq %llu: step %s peer %d, %zu bytes%s%s done, %zu left", what_,
+                 static_cast<unsigned long long>(sequence_), kind < 7 ? kKinds[kind] : "?", w.peer, w.bytes,
+                 w.direct ? " direct" : "", w.small ? " small" : "", remaining_);
+  }
 }
 
 // A direct transfer carries descriptors {address, length} of at most kDirectChunk bytes; the sender posts one as

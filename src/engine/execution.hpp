@@ -104,6 +104,7 @@ class Execution {
   std::vector<std::pair<int, PeerQueues>> peers_;
   std::vector<int> locals_;
   size_t remaining_ = 0;
+  bool traceSteps_ = false;  // CHORUS_DEBUG=TRACE with ENGINE: one line per finished step
   bool drained_ = true;
   int64_t spinIterations_ = 0;
   size_t directThreshold_ = 0;

@@ -1,0 +1,68 @@
+// The settings parser: sizes with K/M/G everywhere, booleans, durations, enums; an invalid value is an error that
+// names the variable, the value and what is accepted, and communicator init fails with it.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "chorus/communicator.hpp"
+#include "core/settings.hpp"
+
+namespace chorus {
+namespace {
+
+class Settings : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const char* name : {"CHORUS_TIMEOUT", "CHORUS_DEBUG", "NCCL_DEBUG", "CHORUS_DIRECT_THRESHOLD",
+                             "CHORUS_SHM_BUFFER", "CHORUS_SHM_CMA", "CHORUS_TRANSPORT"})
+      unsetenv(name);
+    reloadSettings();
+  }
+  static std::string errorWith(const char* name, const char* value) {
+    setenv(name, value, 1);
+    reloadSettings();
+    std::string e = settingsError();
+    unsetenv(name);
+    reloadSettings();
+    return e;
+  }
+};
+
+TEST_F(Settings, SizesTakeBinarySuffixes) {
+  setenv("CHORUS_DIRECT_THRESHOLD", "1M", 1);
+  setenv("CHORUS_SHM_BUFFER", "1G", 1);
+  reloadSettings();
+  EXPECT_EQ(settings().directThreshold, 1 << 20);
+  EXPECT_EQ(settings().shmBufferBytes, int64_t{1} << 30);
+  EXPECT_EQ(settingsError(), "");
+  setenv("CHORUS_DIRECT_THRESHOLD", "0", 1);  // 0 is "off" here, not invalid
+  reloadSettings();
+  EXPECT_EQ(settings().directThreshold, 0);
+  EXPECT_EQ(settingsError(), "");
+}
+
+TEST_F(Settings, InvalidValuesAreNamedErrors) {
+  EXPECT_EQ(errorWith("CHORUS_TIMEOUT", "abc"),
+            "CHORUS_TIMEOUT='abc' is invalid: a positive number of seconds (e.g. 300 or 0.5)");
+  EXPECT_NE(errorWith("CHORUS_DEBUG", "LOUD").find("CHORUS_DEBUG='LOUD' is invalid: one of WARN, INFO, TRACE"),
+            std::string::npos);
+  EXPECT_NE(errorWith("CHORUS_SHM_BUFFER", "4X").find("CHORUS_SHM_BUFFER='4X'"), std::string::npos);
+  EXPECT_NE(errorWith("CHORUS_SHM_CMA", "maybe").find("0 or 1"), std::string::npos);
+  EXPECT_NE(errorWith("CHORUS_TRANSPORT", "carrier-pigeon").find("one of loopback, shm, tcp"), std::string::npos);
+  // NCCL's own name keeps NCCL's leniency.
+  EXPECT_EQ(errorWith("NCCL_DEBUG", "LOUD"), "");
+  EXPECT_EQ(errorWith("CHORUS_TIMEOUT", "0.5"), "");
+}
+
+TEST_F(Settings, InitFailsWithTheInvalidSetting) {
+  setenv("CHORUS_TIMEOUT", "abc", 1);
+  reloadSettings();
+  std::vector<std::unique_ptr<Communicator>> comms;
+  Status st = Communicator::createLocal(2, &comms);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("CHORUS_TIMEOUT='abc'"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace chorus
