@@ -1,11 +1,12 @@
 // The settings parser: sizes with K/M/G everywhere, booleans, durations, enums; an invalid value is an error that
 // names the variable, the value and what is accepted, and communicator init fails with it.
+#include "core/settings.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "chorus/communicator.hpp"
-#include "core/settings.hpp"
 
 namespace chorus {
 namespace {
