@@ -23,14 +23,17 @@ namespace {
 
 void usage() {
   printf(
-      "usage: chorus-info [--ranks N] [--hosts H] [--topo FILE] [--tuning FILE] [--all]\n"
+      "usage: chorus-info [--ranks N] [--hosts H] [--topo FILE] [--tuning FILE] [--all] [--csv SIZES] [--version]\n"
+      "Prints chorus's version, every setting with its value from the environment, the algorithms, and the\n"
+      "selector's choice per collective and size for a communicator of N ranks on this host's topology.\n"
       "  --ranks N      ranks of the communicator for the choice table (default 2)\n"
       "  --hosts H      spread them over H hosts alike to this one (default 1)\n"
       "  --topo FILE    the host's topology from FILE instead of hwloc discovery\n"
       "  --tuning FILE  the alpha/beta table of chorus-tune (default: CHORUS_TUNING_FILE)\n"
       "  --all          print every applicable algorithm's predicted time, not only the choice\n"
       "  --csv SIZES    only the table, as collective,bytes,algorithm,predicted_us,chosen lines for the comma\n"
-      "                 separated sizes (bytes as the perf tools count them)\n");
+      "                 separated sizes (bytes as the perf tools count them; K, M, G suffixes)\n"
+      "examples: chorus-info --ranks 8 --hosts 2 --all;  chorus-info --csv 8,1K,1M,64M\n");
 }
 
 std::string sizeText(size_t bytes) {
@@ -44,6 +47,8 @@ std::string sizeText(size_t bytes) {
 }
 
 void printSettings() {
+  printf("chorus %s (NCCL API %s)\n\n", chorus::version(), chorus::ncclApiVersion());
+  if (std::string bad = settingsError(); !bad.empty()) printf("INVALID SETTING: %s\n\n", bad.c_str());
   printf("Settings (environment; the NCCL name is honoured too where given):\n");
   for (const auto& s : settingDocs()) {
     const std::string value = rawSettingValue(s);
@@ -94,7 +99,14 @@ int main(int argc, char** argv) {
     } else if (arg == "--csv") {
       std::stringstream list(value());
       std::string item;
-      while (std::getline(list, item, ',')) csvSizes.push_back(std::stoull(item));
+      while (std::getline(list, item, ',')) {
+        int64_t bytes = 0;
+        if (!parseByteSize(item.c_str(), &bytes)) {
+          fprintf(stderr, "chorus-info: --csv needs sizes such as 8,64K,1M,1G, not '%s'\n", item.c_str());
+          return 2;
+        }
+        csvSizes.push_back(static_cast<size_t>(bytes));
+      }
     } else if (arg == "-h" || arg == "--help") {
       usage();
       return 0;

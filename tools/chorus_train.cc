@@ -11,6 +11,7 @@
 #include <mutex>
 #include <numeric>
 #include <thread>
+#include <type_traits>
 
 #include "chorus/training/data_parallel.hpp"
 #include "chorus/training/grid.hpp"
@@ -40,37 +41,53 @@ void usage() {
           "                    [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n");
 }
 
-bool parse(int argc, char** argv, Options* o) {
+// Reads the command line into *o; returns why it cannot ("" when it can).
+std::string parse(int argc, char** argv, Options* o) {
+  auto integer = [](const std::string& flag, const char* v, auto* out) -> std::string {
+    char* end = nullptr;
+    const long long x = strtoll(v, &end, 10);
+    if (end == v || *end != '\0' || x < 0) return flag + " needs a non-negative integer, not '" + v + "'";
+    *out = static_cast<std::remove_reference_t<decltype(*out)>>(x);
+    return "";
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (a == "-h" || a == "--help" || !v) return false;
-    ++i;
+    if (a == "-h" || a == "--help") return "help";
+    if (i + 1 >= argc) return a + " needs a value";
+    const char* v = argv[++i];
+    std::string bad;
     if (a == "--mode")
       o->mode = v;
     else if (a == "--ranks")
-      o->ranks = atoi(v);
+      bad = integer(a, v, &o->ranks);
     else if (a == "--epochs")
-      o->epochs = atoi(v);
+      bad = integer(a, v, &o->epochs);
     else if (a == "--samples")
-      o->trainSamples = strtoull(v, nullptr, 10);
+      bad = integer(a, v, &o->trainSamples);
     else if (a == "--batch")
-      o->batch = strtoull(v, nullptr, 10);
+      bad = integer(a, v, &o->batch);
     else if (a == "--lr")
       o->lr = static_cast<float>(atof(v));
     else if (a == "--seed")
-      o->seed = strtoull(v, nullptr, 10);
+      bad = integer(a, v, &o->seed);
     else if (a == "--data")
       o->data = v;
     else if (a == "--csv")
       o->csv = v;
     else
-      return false;
+      return "unknown argument '" + a + "'";
+    if (!bad.empty()) return bad;
   }
   static const char* kModes[] = {"single", "dp", "zero1", "zero2", "zero3", "tp", "moe"};
-  if (std::none_of(std::begin(kModes), std::end(kModes), [&](const char* m) { return o->mode == m; })) return false;
+  if (std::none_of(std::begin(kModes), std::end(kModes), [&](const char* m) { return o->mode == m; })) {
+    return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe";
+  }
   if (o->mode == "single") o->ranks = 1;
-  return o->ranks >= 1 && o->epochs >= 1 && o->batch % static_cast<size_t>(o->ranks) == 0;
+  if (o->ranks < 1 || o->epochs < 1) return "--ranks and --epochs must be at least 1";
+  if (o->batch % static_cast<size_t>(o->ranks) != 0) {
+    return "--batch " + std::to_string(o->batch) + " does not split evenly over " + std::to_string(o->ranks) + " ranks";
+  }
+  return "";
 }
 
 // Everything the ranks share: the data, the CSV and rank 0's report.
@@ -213,7 +230,12 @@ Status runRank(Communicator& world, Shared& s) {
 int main(int argc, char** argv) {
   if (chorus::tools::printVersionIfAsked(argc, argv, "chorus-train")) return 0;
   Shared s;
-  if (!parse(argc, argv, &s.opt)) {
+  if (const std::string why = parse(argc, argv, &s.opt); !why.empty()) {
+    if (why == "help") {
+      usage();
+      return 0;
+    }
+    fprintf(stderr, "chorus-train: %s\n", why.c_str());
     usage();
     return 2;
   }

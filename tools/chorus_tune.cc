@@ -171,8 +171,16 @@ int main(int argc, char** argv) {
     if (arg == "--out" && i + 1 < argc) {
       outPath = argv[++i];
     } else {
-      fprintf(stderr, "usage: chorus-tune [--out FILE]\n");
-      return arg == "-h" || arg == "--help" ? 0 : 2;
+      FILE* to = arg == "-h" || arg == "--help" ? stdout : stderr;
+      if (to == stderr) fprintf(stderr, "chorus-tune: unknown argument '%s'\n", arg.c_str());
+      fprintf(to,
+              "usage: chorus-tune [--out FILE] [--version]\n"
+              "Measures the alpha (latency per round) and beta (bandwidth) of this host's shared memory and, when\n"
+              "started by a launcher across hosts, of the network, and writes the table the algorithm selector\n"
+              "reads from CHORUS_TUNING_FILE (default output: stdout).\n"
+              "examples: chorus-tune --out tuning.txt && CHORUS_TUNING_FILE=tuning.txt chorus-info\n"
+              "          mpirun -np 4 chorus-tune --out tuning.txt\n");
+      return to == stdout ? 0 : 2;
     }
   }
   tuner::CostTable table;

@@ -68,6 +68,14 @@ Status checkComm(ncclComm_t comm, bool entered, const char* fn) {
   chorus::SharedCall call_(comm->gate);                                             \
   if (ncclResult_t r_ = report(checkComm(comm, call_.entered(), fn)); r_ != ncclSuccess) return r_
 
+// Shells of ended communicators, kept for the life of the process (nccl_comm.hpp) and reachable from here.
+void retire(ncclComm_t comm) {
+  static std::mutex mutex;
+  static std::vector<ncclComm_t>* retired = new std::vector<ncclComm_t>();  // never destroyed: exit order is free
+  std::lock_guard<std::mutex> lock(mutex);
+  retired->push_back(comm);
+}
+
 // Ends a communicator (destroy, or abort), keeping its shell (nccl_comm.hpp).
 ncclResult_t release(ncclComm_t comm, bool abort, const char* fn) {
   if (!comm) return ncclSuccess;
@@ -76,6 +84,7 @@ ncclResult_t release(ncclComm_t comm, bool abort, const char* fn) {
   if (!comm->magic.compare_exchange_strong(alive, ncclComm::kDead)) {
     return report(chorus::invalidArgument(std::string(fn) + ": comm was already destroyed or aborted"));
   }
+  retire(comm);
   comm->gate.close();
   if (abort && comm->comm) comm->comm->abort();  // returns once the calls inside the communicator have left it
   if (!comm->gate.waitUntilEmpty(chorus::settings().timeoutSeconds)) {

@@ -89,9 +89,7 @@ std::unique_ptr<Connection> selfConnection(int rank, size_t fifoBytes, bool dire
 CommImpl::~CommImpl() { worker_.drain(); }
 
 Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
-  bootstrap_ = std::move(bootstrap);
-  rank_ = bootstrap_->rank();
-  nranks_ = bootstrap_->nranks();
+  bootstrap_ = std::move(bootstrap);  // for the same rank and size this object was made with
   log::RankScope scope(rank_);
   CancelScope cancel(&aborted_);  // abort() ends every wait of the setup
   CHORUS_INFO(kInit, "chorus %s (NCCL API %s): rank %d of %d, host %s, pid %d", version(), ncclApiVersion(), rank_,

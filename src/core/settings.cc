@@ -62,30 +62,12 @@ std::string str(const char* name, const char* alias, const char* def) {
   return v ? v : def;
 }
 
-// A byte count or plain number: digits with an optional K, M or G (binary) suffix. Empty means the default.
-bool parseSize(const char* text, int64_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  long long x = strtoll(text, &end, 0);
-  if (end == text || x < 0 || errno != 0) return false;
-  int shift = 0;
-  if (*end == 'K' || *end == 'k')
-    shift = 10, ++end;
-  else if (*end == 'M' || *end == 'm')
-    shift = 20, ++end;
-  else if (*end == 'G' || *end == 'g')
-    shift = 30, ++end;
-  if (*end != '\0' || x > (INT64_MAX >> shift)) return false;
-  *out = static_cast<int64_t>(x) << shift;
-  return true;
-}
-
 // `minimum` excludes values below it (0 for settings where 0 means "off").
 int64_t integer(const char* name, int64_t def, int64_t minimum = 1) {
   const char* v = lookup(name, nullptr);
   if (!v || !*v) return def;
   int64_t x = 0;
-  if (!parseSize(v, &x) || x < minimum) {
+  if (!parseByteSize(v, &x) || x < minimum) {
     reject(name, v,
            minimum > 0 ? "a positive integer, with an optional K, M or G suffix"
                        : "a non-negative integer, with an optional K, M or G suffix");
@@ -165,6 +147,23 @@ std::atomic<Settings*> gSettings{nullptr};
 std::string gError;  // under gMutex
 
 }  // namespace
+
+bool parseByteSize(const char* text, int64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  long long x = strtoll(text, &end, 10);
+  if (end == text || x < 0 || errno != 0) return false;
+  int shift = 0;
+  if (*end == 'K' || *end == 'k')
+    shift = 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    shift = 20, ++end;
+  else if (*end == 'G' || *end == 'g')
+    shift = 30, ++end;
+  if (*end != '\0' || x > (INT64_MAX >> shift)) return false;
+  *out = static_cast<int64_t>(x) << shift;
+  return true;
+}
 
 const Settings& settings() {
   // Read on every collective: lock-free once parsed.

@@ -40,6 +40,10 @@ struct SettingDoc {
   const char* doc;
 };
 
+/// A byte count: digits with an optional K, M or G (binary) suffix ("1M" = 1048576); false for anything else, a
+/// negative value or an overflow.
+bool parseByteSize(const char* text, int64_t* out);
+
 /// The settings of this process, parsed from the environment on first use.
 const Settings& settings();
 /// Re-reads the environment (tests change variables between cases).

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "core/settings.hpp"
+
 namespace chorus::tuner {
 namespace {
 
@@ -29,19 +31,9 @@ bool collectiveByName(const std::string& text, algo::CollType* out) {
 }
 
 bool parseBytes(const std::string& text, size_t* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  const unsigned long long value = strtoull(text.c_str(), &end, 10);
-  if (end == text.c_str()) return false;
-  size_t shift = 0;
-  if (*end == 'K' || *end == 'k')
-    shift = 10, ++end;
-  else if (*end == 'M' || *end == 'm')
-    shift = 20, ++end;
-  else if (*end == 'G' || *end == 'g')
-    shift = 30, ++end;
-  if (*end != '\0') return false;
-  *out = static_cast<size_t>(value) << shift;
+  int64_t value = 0;
+  if (text.empty() || !parseByteSize(text.c_str(), &value)) return false;
+  *out = static_cast<size_t>(value);
   return true;
 }
 
