@@ -21,7 +21,7 @@ done
 # nccl.h and libnccl.so.2 stay out of the default search directories.
 [ ! -e "$prefix/include/nccl.h" ] && [ ! -e "$prefix/lib/libnccl.so.2" ] || { echo "NCCL files in default dirs"; exit 1; }
 
-if ldconfig -p | grep -q 'libnccl.so.2 '; then
+if ldconfig -p | grep 'libnccl.so.2 ' >/dev/null; then
   echo "another libnccl.so.2 is on the system path: $(ldconfig -p | awk '/libnccl.so.2 / {print $NF; exit}')"
 fi
 
@@ -43,7 +43,9 @@ step "installed tools find their libraries"
 loaded=$(realpath "$(ldd "$prefix/bin/all_reduce_perf" | awk '/libnccl.so.2/ {print $3}')")
 [ "$loaded" = "$(realpath "$prefix/lib/chorus-nccl/libnccl.so.2")" ] ||
   { echo "all_reduce_perf loads $loaded, not chorus's libnccl.so.2"; exit 1; }
-"$prefix/bin/all_reduce_perf" -t 2 -b 1K -e 1K -n 2 -w 1 -c 1 | grep -q "Out of bounds values : 0 OK"
+# The output is taken whole before it is searched: grep -q leaving early would kill the tool with SIGPIPE.
+perf_output=$("$prefix/bin/all_reduce_perf" -t 2 -b 1K -e 1K -n 2 -w 1 -c 1)
+grep -q "Out of bounds values : 0 OK" <<<"$perf_output" || { echo "$perf_output"; exit 1; }
 
 step "add_subdirectory(chorus) from an outside project"
 cmake -S "$src/tests/install/subproject" -B "$work/sub" -DCHORUS_SOURCE="$src" -DCMAKE_BUILD_TYPE=Release >/dev/null
