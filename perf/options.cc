@@ -229,7 +229,7 @@ int parseOptions(int argc, char** argv, Options* o) {
     fprintf(stderr, "-t, -g, -n and -m must be at least 1\n");
     return 255;
   }
-  if (o->nprocs < 0 || o->nprocs == 0 && o->nprocsGiven) {
+  if (o->nprocsGiven && o->nprocs < 1) {
     fprintf(stderr, "--nprocs must be at least 1 (got %d)\n", o->nprocs);
     return 255;
   }

@@ -56,17 +56,15 @@ Status checkComm(ncclComm_t comm, bool entered, const char* fn) {
   return Status::ok();
 }
 
-// The owner thread's calls (collectives, point-to-point, finalize, split): a plain store on entry, no fence.
-#define CHORUS_ENTER_OWNER(comm, fn)                                                \
+// Enters `comm`'s gate for the rest of the function, or returns the error. `Call` is chorus::OwnerCall for the owner
+// thread's calls (collectives, point-to-point, finalize, split: a plain store, no fence) and chorus::SharedCall for
+// calls any thread may make at any time (a watchdog's status queries, op creation).
+#define CHORUS_ENTER(Call, comm, fn)                                                \
   if (ncclResult_t r_ = report(checkShell(comm, fn)); r_ != ncclSuccess) return r_; \
-  chorus::OwnerCall call_(comm->gate);                                              \
+  Call call_(comm->gate);                                                           \
   if (ncclResult_t r_ = report(checkComm(comm, call_.entered(), fn)); r_ != ncclSuccess) return r_
-
-// Calls any thread may make at any time (status queries of a watchdog, op creation).
-#define CHORUS_ENTER_SHARED(comm, fn)                                               \
-  if (ncclResult_t r_ = report(checkShell(comm, fn)); r_ != ncclSuccess) return r_; \
-  chorus::SharedCall call_(comm->gate);                                             \
-  if (ncclResult_t r_ = report(checkComm(comm, call_.entered(), fn)); r_ != ncclSuccess) return r_
+#define CHORUS_ENTER_OWNER(comm, fn) CHORUS_ENTER(chorus::OwnerCall, comm, fn)
+#define CHORUS_ENTER_SHARED(comm, fn) CHORUS_ENTER(chorus::SharedCall, comm, fn)
 
 // Shells of ended communicators, kept for the life of the process (nccl_comm.hpp) and reachable from here.
 void retire(ncclComm_t comm) {

@@ -27,20 +27,11 @@ bool barrierAvailable() {
 
 }  // namespace
 
-CallGate::CallGate() { (void)barrierAvailable(); }
-
-void CallGate::orderStoreBeforeLoad() const {
-  // With membarrier, closeAndWait() orders this thread's store for it: only the compiler must keep the order.
-  if (barrierAvailable()) {
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-  } else {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-  }
-}
+CallGate::CallGate() : asymmetric_(barrierAvailable()) {}
 
 void CallGate::close() {
   closed_.store(true, std::memory_order_seq_cst);
-  if (barrierAvailable()) {
+  if (asymmetric_) {
     membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
   } else {
     std::atomic_thread_fence(std::memory_order_seq_cst);

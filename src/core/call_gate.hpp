@@ -19,7 +19,12 @@ class CallGate {
   /// The owner thread's call path. False when the gate is closed (the caller must not touch the object).
   bool enterOwner() {
     owner_.store(true, std::memory_order_relaxed);
-    orderStoreBeforeLoad();
+    // With membarrier, close() orders this store before the load below for us: only the compiler must keep the order.
+    if (asymmetric_) {
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    } else {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
     if (closed_.load(std::memory_order_relaxed)) {
       owner_.store(false, std::memory_order_release);
       return false;
@@ -39,7 +44,6 @@ class CallGate {
   }
   void leaveShared() { shared_.fetch_sub(1, std::memory_order_release); }
 
-  bool closed() const { return closed_.load(std::memory_order_relaxed); }
   /// Turns every later caller back; the threads inside stay until they leave.
   void close();
   /// Waits up to `seconds` for the threads inside a closed gate to leave; false if some are still inside.
@@ -50,42 +54,34 @@ class CallGate {
   }
 
  private:
-  void orderStoreBeforeLoad() const;
+  const bool asymmetric_;  // membarrier is available (read once per process)
   std::atomic<bool> owner_{false};
   std::atomic<int> shared_{0};
   std::atomic<bool> closed_{false};
 };
 
-/// Holds a CallGate open for one call of the owner thread.
-class OwnerCall {
+/// Holds a CallGate open for one call: of the owner thread (kOwner) or of any other thread.
+template <bool kOwner>
+class GateCall {
  public:
-  explicit OwnerCall(CallGate& gate) : gate_(gate), entered_(gate.enterOwner()) {}
-  ~OwnerCall() {
-    if (entered_) gate_.leaveOwner();
+  explicit GateCall(CallGate& gate) : gate_(gate), entered_(kOwner ? gate.enterOwner() : gate.enterShared()) {}
+  ~GateCall() {
+    if (!entered_) return;
+    if (kOwner) {
+      gate_.leaveOwner();
+    } else {
+      gate_.leaveShared();
+    }
   }
   bool entered() const { return entered_; }
-  OwnerCall(const OwnerCall&) = delete;
-  OwnerCall& operator=(const OwnerCall&) = delete;
+  GateCall(const GateCall&) = delete;
+  GateCall& operator=(const GateCall&) = delete;
 
  private:
   CallGate& gate_;
   bool entered_;
 };
-
-/// Holds a CallGate open for one call of any other thread.
-class SharedCall {
- public:
-  explicit SharedCall(CallGate& gate) : gate_(gate), entered_(gate.enterShared()) {}
-  ~SharedCall() {
-    if (entered_) gate_.leaveShared();
-  }
-  bool entered() const { return entered_; }
-  SharedCall(const SharedCall&) = delete;
-  SharedCall& operator=(const SharedCall&) = delete;
-
- private:
-  CallGate& gate_;
-  bool entered_;
-};
+using OwnerCall = GateCall<true>;
+using SharedCall = GateCall<false>;
 
 }  // namespace chorus
