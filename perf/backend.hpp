@@ -39,6 +39,8 @@ class Backend {
   /// Brackets -m aggregated launches (a group in NCCL terms); no-op where the library has no such notion.
   virtual void aggregateStart() {}
   virtual void aggregateEnd() {}
+  /// ncclGetVersion() of the library measured, for the JSON report; 0 where the library is not an NCCL.
+  virtual int ncclVersion() const { return 0; }
   /// Transport or mode shown in the device list ("shm", "vader", "tcp", ...).
   virtual std::string describe() const = 0;
 };

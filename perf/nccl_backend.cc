@@ -44,6 +44,11 @@ class NcclBackend final : public Backend {
   int nranks() const override { return nranks_; }
   const std::vector<int>& localRanks() const override { return ranks_; }
   // The transports this rank's connections use ("chorus shm", "chorus loopback+tcp"), as chosen at init.
+  int ncclVersion() const override {
+    int version = 0;
+    return ncclGetVersion(&version) == ncclSuccess ? version : 0;
+  }
+
   std::string describe() const override {
     std::string names = comms_.empty() || !comms_[0]->comm ? "" : comms_[0]->comm->impl().transportNames();
     return "chorus " + (names.empty() ? std::string("self") : names);

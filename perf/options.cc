@@ -2,6 +2,7 @@
 
 #include <getopt.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -38,42 +39,59 @@ bool parseInt(const char* text, int* out) {
   return true;
 }
 
+// A duration in seconds such as "30" or "2.5"; garbage and negative values are refused.
+bool parseSeconds(const char* text, double* out) {
+  char* end = nullptr;
+  double v = strtod(text, &end);
+  if (end == text || *end != '\0' || !(v >= 0)) return false;
+  *out = v;
+  return true;
+}
+
 }  // namespace
 
 void printUsage(const char* program) {
   printf(
-      "USAGE: %s\n"
-      "\t[-t,--nthreads <num threads>]\n"
-      "\t[-g,--ngpus <ranks per thread>]\n"
-      "\t[-b,--minbytes <min size in bytes>]\n"
-      "\t[-e,--maxbytes <max size in bytes>]\n"
-      "\t[-i,--stepbytes <increment size>]\n"
-      "\t[-f,--stepfactor <increment factor>]\n"
-      "\t[-n,--iters <iteration count>]\n"
-      "\t[-m,--agg_iters <aggregated iteration count>]\n"
-      "\t[-w,--warmup_iters <warmup iteration count>]\n"
+      "USAGE: %s [options]\n"
+      "Times one chorus collective over a sweep of message sizes and checks its results, with nccl-tests'\n"
+      "options and table. Ranks come from -t/-g threads, from --nprocs local processes, or from a launcher\n"
+      "(mpirun, srun, torchrun) that starts one process per rank.\n"
+      "\t[-t,--nthreads <num threads>] (default 1)\n"
+      "\t[-g,--ngpus <ranks per thread>] (default 1)\n"
+      "\t[-b,--minbytes <min size in bytes, K/M/G suffixes>] (default 32M)\n"
+      "\t[-e,--maxbytes <max size in bytes>] (default 32M)\n"
+      "\t[-i,--stepbytes <increment size>] (default 1M)\n"
+      "\t[-f,--stepfactor <increment factor>] (default: add -i)\n"
+      "\t[-n,--iters <iteration count>] (default 20)\n"
+      "\t[-m,--agg_iters <aggregated iteration count>] (default 1)\n"
+      "\t[-w,--warmup_iters <warmup iteration count>] (default 1)\n"
       "\t[-N,--run_cycles <cycle count> run & print each cycle (default: 1; 0=infinite)]\n"
-      "\t[-p,--parallel_init <0/1>]\n"
-      "\t[-c,--check <check iteration count>]\n"
-      "\t[-o,--op <sum/prod/min/max/avg/mulsum/all>]\n"
-      "\t[-d,--datatype <int8/uint8/int32/uint32/int64/uint64/half/float/double/bfloat16/all>]\n"
-      "\t[-r,--root <root>]\n"
-      "\t[-z,--blocking <0/1>]\n"
-      "\t[-y,--stream_null <0/1>]\n"
-      "\t[-T,--timeout <time in seconds>]\n"
-      "\t[-G,--cudagraph <num graph launches>]\n"
-      "\t[-C,--report_cputime <0/1>]\n"
-      "\t[-a,--average <0/1/2/3> report average iteration time <0=RANK0/1=AVG/2=MIN/3=MAX>]\n"
-      "\t[-R,--local_register <0/1/2>]\n"
-      "\t[-S,--report_timestamps <0/1>]\n"
-      "\t[-u,--unalign <num elements>]\n"
+      "\t[-c,--check <check iteration count>] (default 1; 0 = no check)\n"
+      "\t[-o,--op <sum/prod/min/max/avg/mulsum/all>] (default sum)\n"
+      "\t[-d,--datatype <int8/uint8/int32/uint32/int64/uint64/half/float/double/bfloat16/all>] (default float)\n"
+      "\t[-r,--root <root, -1 = every rank in turn>] (default 0)\n"
+      "\t[-z,--blocking <0/1> barrier after each iteration] (default 0)\n"
+      "\t[-T,--timeout <time in seconds>] (default 0 = CHORUS_TIMEOUT)\n"
+      "\t[-C,--report_cputime <0/1>] (default 0)\n"
+      "\t[-a,--average <0/1/2/3> report average iteration time <0=RANK0/1=AVG/2=MIN/3=MAX>] (default 1)\n"
+      "\t[-S,--report_timestamps <0/1>] (default 0)\n"
+      "\t[-u,--unalign <num elements>] (default 0)\n"
+      "\t[-I,--per_iter_timing <0/1> time every iteration: i_min i_max i_p99 i_cv%% columns] (default 0)\n"
+      "\t[-K,--per_iter_skip <K> leave the first K iterations out of -I] (default 0)\n"
+      "\t[-J,--output_file <FILE.json> nccl-tests' JSON report, written by rank 0]\n"
       "\t[--nprocs <N> fork N local processes, one rank each (chorus)]\n"
+      "\t[-p -y -G -R -x -D -V -M: GPU options, accepted and ignored on host memory]\n"
       "\t[--version]\n"
-      "\t[-h,--help]\n",
-      program);
+      "\t[-h,--help]\n"
+      "Examples:\n"
+      "\t%s --nprocs 4 -b 8 -e 128M -f 2          4 local ranks, 8 B to 128 MiB, doubling\n"
+      "\t%s -t 2 -g 2 -b 1M -e 1M -n 100 -I 1     4 ranks in one process, per-iteration timing\n"
+      "\tmpirun -np 8 %s -b 8 -e 1G -f 2 -J out.json\n",
+      program, program, program, program);
 }
 
 int parseOptions(int argc, char** argv, Options* o) {
+  o->args.assign(argv, argv + argc);
   static const option longOptions[] = {{"nthreads", required_argument, 0, 't'},
                                        {"ngpus", required_argument, 0, 'g'},
                                        {"minbytes", required_argument, 0, 'b'},
@@ -147,7 +165,7 @@ int parseOptions(int argc, char** argv, Options* o) {
         }
         break;
       case 'f':
-        o->stepFactor = static_cast<size_t>(strtol(optarg, nullptr, 0));
+        o->stepFactor = static_cast<size_t>(std::max(0, toInt(optarg)));
         break;
       case 'n':
         o->iters = toInt(optarg);
@@ -177,7 +195,10 @@ int parseOptions(int argc, char** argv, Options* o) {
         o->blocking = toInt(optarg);
         break;
       case 'T':
-        o->timeout = atof(optarg);
+        if (!parseSeconds(optarg, &o->timeout)) {
+          fprintf(stderr, "invalid value '%s' for -T: seconds (a number >= 0) are expected\n", optarg);
+          return 255;
+        }
         break;
       case 'C':
         o->reportCpuTime = toInt(optarg);
@@ -195,6 +216,15 @@ int parseOptions(int argc, char** argv, Options* o) {
         o->nprocs = toInt(optarg);
         o->nprocsGiven = true;
         break;
+      case 'J':
+        o->jsonFile = optarg;
+        break;
+      case 'I':
+        o->perIterTiming = toInt(optarg);
+        break;
+      case 'K':
+        o->perIterSkip = toInt(optarg);
+        break;
       case 'p':
       case 'y':
       case 'G':
@@ -202,11 +232,8 @@ int parseOptions(int argc, char** argv, Options* o) {
       case 'x':
       case 'D':
       case 'V':
-      case 'J':
       case 'M':
-      case 'I':
-      case 'K':
-        if (toInt(optarg) != 0 || c == 'J') o->ignored.push_back(std::string("-") + static_cast<char>(c));
+        if (toInt(optarg) != 0) o->ignored.push_back(std::string("-") + static_cast<char>(c));
         break;
       case 'h':
         printUsage(argv[0]);
@@ -227,6 +254,15 @@ int parseOptions(int argc, char** argv, Options* o) {
   }
   if (o->nThreads < 1 || o->nGpus < 1 || o->iters < 1 || o->aggIters < 1) {
     fprintf(stderr, "-t, -g, -n and -m must be at least 1\n");
+    return 255;
+  }
+  if (!o->jsonFile.empty() &&
+      (o->jsonFile.size() < 6 || o->jsonFile.compare(o->jsonFile.size() - 5, 5, ".json") != 0)) {
+    fprintf(stderr, "-J %s: the report file must end in .json (nccl-tests' only output type)\n", o->jsonFile.c_str());
+    return 255;
+  }
+  if (o->perIterSkip != 0 && (o->perIterTiming == 0 || o->perIterSkip < 0 || o->perIterSkip >= o->iters)) {
+    fprintf(stderr, "-K %d: needs -I 1 and 0 <= K < iterations (-n %d)\n", o->perIterSkip, o->iters);
     return 255;
   }
   if (o->nprocsGiven && o->nprocs < 1) {

@@ -28,7 +28,11 @@ struct Options {
   int average = 1;
   int unalign = 0;
   int timestamps = 0;
-  int nprocs = 0;  // --nprocs: fork this many local processes
+  std::string jsonFile;           // -J: nccl-tests' JSON report, written by the printing rank
+  int perIterTiming = 0;          // -I: time every iteration and add i_min i_max i_p99 i_cv% to each half
+  int perIterSkip = 0;            // -K: leave the first K iterations out of the -I summary
+  std::vector<std::string> args;  // the command line as given, for the JSON report
+  int nprocs = 0;                 // --nprocs: fork this many local processes
   bool nprocsGiven = false;
   std::vector<std::string> ignored;  // accepted flags that mean nothing on host memory
 };

@@ -12,10 +12,18 @@
 
 #include "perf/backend.hpp"
 #include "perf/data.hpp"
+#include "perf/iteration_stats.hpp"
+#include "perf/json_report.hpp"
 #include "perf/options.hpp"
 
 namespace chorus::perf {
 namespace {
+
+// The preamble's first line (library and version), repeated in the JSON report.
+std::string& libraryLine() {
+  static std::string line;
+  return line;
+}
 
 // Fits a number into `width` characters: `most` decimals (2 by default), then fewer, then exponent notation.
 std::string fit(double v, int width, int most = 2) {
@@ -49,6 +57,7 @@ class Runner {
   }
 
   int run() {
+    report_.startTime = timestampNow();
     printDevices();
     allocate();
     std::vector<int> types, ops, roots;
@@ -93,6 +102,17 @@ class Runner {
       printf("#\n# Collective test concluded: %s_perf\n#\n\n", coll_.name);
       fflush(stdout);
     }
+    if (printer_ && !opt_.jsonFile.empty()) {
+      report_.library = libraryLine();
+      report_.ncclVersion = backend_.ncclVersion();
+      report_.wrongCells = wrongCells;
+      report_.averageBusBw = avgBw;
+      report_.endTime = timestampNow();
+      std::string written = writeJsonReport(opt_.jsonFile, opt_, report_);
+      if (written.empty()) return 6;
+      printf("# JSON report written to %s\n", written.c_str());
+      fflush(stdout);
+    }
     barrier();
     return wrongCells == 0 ? 0 : 7;
   }
@@ -134,23 +154,54 @@ class Runner {
       mine.push_back(line);
     }
     std::vector<std::string> all = backend_.gatherLines(mine);
+    if (!opt_.jsonFile.empty()) gatherDevices(host);
     if (!printer_) return;
     printf("#\n# Using devices\n");
     for (const auto& line : all) printf("%s\n", line.c_str());
     printf("#\n");
   }
 
+  // The records of the JSON report's device list: "rank pid host info", tab separated, from every rank.
+  void gatherDevices(const char* host) {
+    std::vector<std::string> mine;
+    for (int rank : backend_.localRanks())
+      mine.push_back(std::to_string(rank) + "\t" + std::to_string(getpid()) + "\t" + host + "\t" + backend_.describe());
+    for (const std::string& line : backend_.gatherLines(mine)) {
+      ReportDevice d;
+      size_t a = line.find('\t'), b = line.find('\t', a + 1), c = line.find('\t', b + 1);
+      if (c == std::string::npos) continue;
+      d.rank = atoi(line.substr(0, a).c_str());
+      d.pid = atoi(line.substr(a + 1, b - a - 1).c_str());
+      d.host = line.substr(b + 1, c - b - 1);
+      d.info = line.substr(c + 1);
+      report_.devices.push_back(d);
+    }
+  }
+
   void printHeader() {
     if (!printer_) return;
     const char* timeName = opt_.reportCpuTime ? "cputime" : "time";
+    const bool perIter = opt_.perIterTiming != 0;
+    // One half's column titles; -I adds the per-iteration summary after #wrong.
+    auto half = [&](const char* t, const char* alg, const char* bus, const char* wrong, const char* imin,
+                    const char* imax, const char* ip99, const char* icv) {
+      char text[128];
+      int n = snprintf(text, sizeof(text), "  %7s  %6s  %6s  %6s", t, alg, bus, wrong);
+      if (perIter) snprintf(text + n, sizeof(text) - n, "  %7s  %7s  %7s  %6s", imin, imax, ip99, icv);
+      return std::string(text);
+    };
+    const std::string titles = half(timeName, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%");
+    const std::string units = half("(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)");
+    // The placement labels sit over the middle of each half.
+    std::string labels(titles.size() * 2, ' ');
+    const std::string outOfPlace = "out-of-place", inPlace = "in-place";
+    labels.replace((titles.size() - outOfPlace.size()) / 2, outOfPlace.size(), outOfPlace);
+    labels.replace(titles.size() + (titles.size() - inPlace.size()) / 2, inPlace.size(), inPlace);
     printf("#\n");
-    printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
-           "", "");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s%s\n", "size", "count", "type", "redop",
-           "root", timeName, "algbw", "busbw", "#wrong", timeName, "algbw", "busbw", "#wrong",
-           opt_.timestamps ? "  timestamp" : "");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)", "(elements)", "", "", "",
-           "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+    printf("# %10s  %12s  %8s  %6s  %6s%s\n", "", "", "", "", "", labels.c_str());
+    printf("# %10s  %12s  %8s  %6s  %6s%s%s%s\n", "size", "count", "type", "redop", "root", titles.c_str(),
+           titles.c_str(), opt_.timestamps ? "  timestamp" : "");
+    printf("# %10s  %12s  %8s  %6s  %6s%s%s\n", "(B)", "(elements)", "", "", "", units.c_str(), units.c_str());
     fflush(stdout);
   }
 
@@ -199,37 +250,52 @@ class Runner {
     return wrong;
   }
 
-  // Times one half of a row; returns time in microseconds and the wrong count (-1 when unchecked).
-  void measure(int typeIndex, int op, int root, const Counts& c, bool inPlace, double* us, double* wrong) {
+  // A rank's time combined over all ranks as -a says (rank 0's, the average, the minimum or the maximum).
+  double combineTime(double local) {
+    switch (opt_.average) {
+      case 0:
+        return local;
+      case 2:
+        return backend_.combine(local, Combine::kMin);
+      case 3:
+        return backend_.combine(local, Combine::kMax);
+      default:
+        return backend_.combine(local, Combine::kSum) / nranks_;
+    }
+  }
+
+  // Times one half of a row: time per operation in microseconds, the wrong count (-1 when unchecked) and,
+  // with -I, every iteration's time, each combined over ranks like the time column.
+  ReportHalf measure(int typeIndex, int op, int root, const Counts& c, bool inPlace) {
+    ReportHalf half;
     const bool check = opt_.check > 0 && (!inPlace || coll_.checksInPlace);
+    const bool perIter = opt_.perIterTiming != 0;
+    if (perIter) iterationEnds_.assign(opt_.iters, {});
     if (opt_.check > 0) prepare(typeIndex, op, root, c, inPlace, 99);
     launchAll(typeIndex, op, root, c, inPlace);  // untimed
     barrier();
-    auto start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     for (int it = 0; it < opt_.iters; ++it) {
       if (opt_.aggIters > 1) backend_.aggregateStart();
       for (int a = 0; a < opt_.aggIters; ++a) launchAll(typeIndex, op, root, c, inPlace);
       if (opt_.aggIters > 1) backend_.aggregateEnd();
       if (opt_.blocking == 1) barrier();
+      if (perIter) iterationEnds_[it] = std::chrono::steady_clock::now();
     }
-    double local = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
-                   (static_cast<double>(opt_.iters) * opt_.aggIters);
-    switch (opt_.average) {
-      case 0:
-        *us = local;
-        break;
-      case 2:
-        *us = backend_.combine(local, Combine::kMin);
-        break;
-      case 3:
-        *us = backend_.combine(local, Combine::kMax);
-        break;
-      default:
-        *us = backend_.combine(local, Combine::kSum) / nranks_;
-        break;
+    const auto end = std::chrono::steady_clock::now();
+    const double perOp = 1.0 / (static_cast<double>(opt_.iters) * opt_.aggIters);
+    half.timeUs = combineTime(std::chrono::duration<double, std::micro>(end - start).count() * perOp);
+    if (perIter) {
+      half.perIteration = true;
+      auto previous = start;
+      for (const auto& iterationEnd : iterationEnds_) {
+        const double us = std::chrono::duration<double, std::micro>(iterationEnd - previous).count() / opt_.aggIters;
+        half.timesUs.push_back(combineTime(us));
+        previous = iterationEnd;
+      }
+      half.stats = summarize(half.timesUs, opt_.perIterSkip);
     }
-    *wrong = -1;
-    if (!check) return;
+    if (!check) return half;
     double total = 0;
     for (int k = 0; k < opt_.check; ++k) {
       prepare(typeIndex, op, root, c, inPlace, seed_++);
@@ -237,8 +303,27 @@ class Runner {
       total = backend_.combine(static_cast<double>(verify(typeIndex, c, inPlace)), Combine::kSum);
       if (total > 0) break;
     }
-    *wrong = total;
+    half.wrong = total;
     if (total > 0) ++wrongCells_;
+    return half;
+  }
+
+  // A half's table cells: time, algbw, busbw, #wrong, and with -I i_min i_max i_p99 i_cv%.
+  std::string formatHalf(const ReportHalf& half) const {
+    char wrongText[16];
+    if (half.wrong < 0)
+      snprintf(wrongText, sizeof(wrongText), "%6s", "N/A");
+    else
+      snprintf(wrongText, sizeof(wrongText), "%6g", half.wrong);
+    // Sub-microsecond times, common on host memory, keep a third decimal: two would make 0.065 us 0.07.
+    auto time = [](double us) { return fit(us, 7, us < 1 ? 3 : 2); };
+    std::string text =
+        "  " + time(half.timeUs) + "  " + fit(half.algBw, 6) + "  " + fit(half.busBw, 6) + "  " + wrongText;
+    if (half.perIteration) {
+      const IterationStats& s = half.stats;
+      text += "  " + time(s.min) + "  " + time(s.max) + "  " + time(s.p99) + "  " + fit(s.cv, 6);
+    }
+    return text;
   }
 
   void sweep(int typeIndex, int op, int root) {
@@ -256,24 +341,24 @@ class Runner {
       snprintf(head, sizeof(head), "%12zu  %12zu  %8s  %6s  %6d", bytes, c.paramCount, kTypeNames[typeIndex],
                opName(op), root);
       std::string row = head;
+      ReportRow record;
+      record.bytes = bytes;
+      record.count = c.paramCount;
+      record.type = kTypeNames[typeIndex];
+      record.redop = opName(op);
+      record.root = root;
+      record.iterations = opt_.iters * opt_.aggIters;
+      record.experiment = std::string(coll_.name) + "_perf";
       for (bool inPlace : {false, true}) {
-        double us = 0, wrong = 0;
-        measure(typeIndex, op, root, c, inPlace, &us, &wrong);
-        double algbw = us > 0 ? static_cast<double>(bytes) / us / 1e3 : 0;
-        double busbw = algbw * coll_.busFactor(nranks_);
-        bwSum_ += busbw;
+        ReportHalf half = measure(typeIndex, op, root, c, inPlace);
+        half.algBw = half.timeUs > 0 ? static_cast<double>(bytes) / half.timeUs / 1e3 : 0;
+        half.busBw = half.algBw * coll_.busFactor(nranks_);
+        bwSum_ += half.busBw;
         ++cells_;
-        char half[128];
-        char wrongText[16];
-        if (wrong < 0)
-          snprintf(wrongText, sizeof(wrongText), "%6s", "N/A");
-        else
-          snprintf(wrongText, sizeof(wrongText), "%6g", wrong);
-        // Sub-microsecond times, common on host memory, keep a third decimal: two would make 0.065 us 0.07.
-        snprintf(half, sizeof(half), "  %s  %s  %s  %s", fit(us, 7, us < 1 ? 3 : 2).c_str(), fit(algbw, 6).c_str(),
-                 fit(busbw, 6).c_str(), wrongText);
-        row += half;
+        row += formatHalf(half);
+        (inPlace ? record.inPlace : record.outOfPlace) = std::move(half);
       }
+      if (printer_ && !opt_.jsonFile.empty()) report_.rows.push_back(std::move(record));
       if (opt_.timestamps) {
         char ts[64];
         time_t now = time(nullptr);
@@ -304,11 +389,14 @@ class Runner {
   double bwSum_ = 0;
   int cells_ = 0;
   int wrongCells_ = 0;
+  std::vector<std::chrono::steady_clock::time_point> iterationEnds_;  // -I samples, sized before the timed loop
+  Report report_;
 };
 
 }  // namespace
 
 void printPreamble(const char* firstLine, const char* program, const Options& o) {
+  libraryLine() = firstLine[0] == '#' ? firstLine + 2 : firstLine;
   printf("%s\n", firstLine);
   printf("# Collective test starting: %s\n", program);
   printf(
@@ -317,12 +405,10 @@ void printPreamble(const char* firstLine, const char* program, const Options& o)
       o.nThreads, o.nGpus, o.minBytes, o.maxBytes, o.stepFactor > 1 ? o.stepFactor : o.stepBytes,
       o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.aggIters, o.check, o.unalign);
   if (o.blocking) printf("# Blocking Enabled: wait for completion and barrier after each collective \n");
-  for (const auto& flag : o.ignored) {
-    // -J (JSON output), -I and -K (per-iteration timing) are output options that chorus's tools lack so far.
-    const bool outputOption = flag == "-J" || flag == "-I" || flag == "-K";
-    printf("# %s %s and is ignored\n", flag.c_str(),
-           outputOption ? "is not implemented by chorus's perf tools yet" : "has no effect on host memory");
-  }
+  if (o.perIterTiming)
+    printf("# Per-iteration timing enabled: each iteration's time combined over ranks as -a %d, first %d skipped\n",
+           o.average, o.perIterSkip);
+  for (const auto& flag : o.ignored) printf("# %s has no effect on host memory and is ignored\n", flag.c_str());
   fflush(stdout);
 }
 

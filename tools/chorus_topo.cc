@@ -21,12 +21,16 @@ namespace {
 void usage() {
   printf(
       "usage: chorus-topo [--file F] [--hosts N] [--ranks-per-host K] [--host-memory] [--links] [--dump OUT.xml]\n"
+      "Prints the topology graph chorus builds for this host (hwloc discovery) or for a file: its devices, the\n"
+      "ranks placed on them and the bandwidth and hops between them, as the algorithm selector sees them.\n"
       "  --file F             read F (chorus XML, NCCL topology XML or hwloc XML) instead of discovering this host\n"
       "  --hosts N            view N hosts alike to the one read, joined by a network (default 1)\n"
       "  --ranks-per-host K   ranks on each host (default: its GPUs, else 2)\n"
       "  --host-memory        place ranks on the CPUs even when the host has GPUs\n"
       "  --links              list every link\n"
-      "  --dump OUT.xml       write the graph as chorus XML ('-': standard output)\n");
+      "  --dump OUT.xml       write the graph as chorus XML ('-': standard output)\n"
+      "  --version            print chorus's version\n"
+      "examples: chorus-topo --links;  chorus-topo --file dgx-h100.xml --hosts 2 --dump -\n");
 }
 
 std::string describeNode(const SystemGraph& g, int i) {

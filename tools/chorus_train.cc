@@ -37,8 +37,21 @@ struct Options {
 void usage() {
   fprintf(stderr,
           "usage: chorus-train [--mode single|dp|zero1|zero2|zero3|tp|moe] [--ranks N] [--epochs E]\n"
-          "                    [--samples N (training images per epoch, 0 = all 60000)] [--batch GLOBAL]\n"
-          "                    [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n");
+          "                    [--samples N] [--batch GLOBAL] [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n"
+          "Trains an MLP on Fashion-MNIST with chorus's training layer, one thread per rank; prints a line per\n"
+          "epoch and, with --csv, the loss and accuracy of every step.\n"
+          "  --mode M      single (one rank, the reference), dp (data parallel), zero1/zero2/zero3 (ZeRO stage),\n"
+          "                tp (tensor parallel over N ranks), moe (mixture of experts over N ranks) (default dp)\n"
+          "  --ranks N     ranks (default 4)\n"
+          "  --epochs E    epochs (default 2)\n"
+          "  --samples N   training images per epoch, 0 = all 60000 (default 0)\n"
+          "  --batch B     global batch size, split over the ranks (default 64)\n"
+          "  --lr LR       Adam's learning rate (default 0.001)\n"
+          "  --seed S      initial weights and shuffling (default 1)\n"
+          "  --data DIR    the dataset's idx files (default /usr/share/datasets/fashion-mnist)\n"
+          "  --csv FILE    append mode,step,loss,accuracy,payload,wire lines to FILE\n"
+          "  --version     print chorus's version\n"
+          "examples: chorus-train --mode single --epochs 1;  chorus-train --mode zero3 --ranks 4 --csv zero3.csv\n");
 }
 
 // Reads the command line into *o; returns why it cannot ("" when it can).
@@ -50,9 +63,20 @@ std::string parse(int argc, char** argv, Options* o) {
     *out = static_cast<std::remove_reference_t<decltype(*out)>>(x);
     return "";
   };
+  auto positive = [](const std::string& flag, const char* v, float* out) -> std::string {
+    char* end = nullptr;
+    const float x = strtof(v, &end);
+    if (end == v || *end != '\0' || !(x > 0)) return flag + " needs a positive number, not '" + v + "'";
+    *out = x;
+    return "";
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") return "help";
+    static const char* kFlags[] = {"--mode", "--ranks", "--epochs", "--samples", "--batch",
+                                   "--lr",   "--seed",  "--data",   "--csv"};
+    if (std::none_of(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }))
+      return "unknown argument '" + a + "'";
     if (i + 1 >= argc) return a + " needs a value";
     const char* v = argv[++i];
     std::string bad;
@@ -67,15 +91,13 @@ std::string parse(int argc, char** argv, Options* o) {
     else if (a == "--batch")
       bad = integer(a, v, &o->batch);
     else if (a == "--lr")
-      o->lr = static_cast<float>(atof(v));
+      bad = positive(a, v, &o->lr);
     else if (a == "--seed")
       bad = integer(a, v, &o->seed);
     else if (a == "--data")
       o->data = v;
-    else if (a == "--csv")
-      o->csv = v;
     else
-      return "unknown argument '" + a + "'";
+      o->csv = v;
     if (!bad.empty()) return bad;
   }
   static const char* kModes[] = {"single", "dp", "zero1", "zero2", "zero3", "tp", "moe"};
