@@ -44,8 +44,12 @@ class Communicator {
   /// N ranks in this process, one communicator each (they must then be driven by N threads or in a group).
   static Status createLocal(int nranks, std::vector<std::unique_ptr<Communicator>>* out);
 
+  /// split()'s color for a rank that takes part but joins no new communicator (NCCL_SPLIT_NOCOLOR).
+  static constexpr int kNoColor = -1;
   /// Collective over this communicator: ranks with the same color form a new one, ordered by (key, old rank).
-  /// color < 0 takes part but yields a null communicator.
+  /// kNoColor takes part but yields a null communicator; other negative colors are invalid arguments.
+  /// An abort of this communicator from another thread ends a split that waits. Inside a group the split runs at
+  /// groupEnd, together with the group's other splits and inits (one thread may split several ranks).
   Status split(int color, int key, std::unique_ptr<Communicator>* out);
 
   int rank() const;
@@ -93,6 +97,7 @@ class Communicator {
 
  private:
   explicit Communicator(std::shared_ptr<CommImpl> impl);
+  Status splitInGroup(int color, int key, std::unique_ptr<Communicator>* out);
   std::shared_ptr<CommImpl> impl_;  // shared with groups that queued work on it
 };
 

@@ -249,7 +249,8 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
   ncclConfig_t cfg;
   if (ncclResult_t r = report(readConfig(config, &cfg)); r != ncclSuccess) return r;
   std::unique_ptr<chorus::Communicator> child;
-  Status st = comm->comm->split(color < 0 ? -1 : color, key, &child);
+  static_assert(NCCL_SPLIT_NOCOLOR == chorus::Communicator::kNoColor);
+  Status st = comm->comm->split(color, key, &child);
   if (!st.isOk()) return report(st.withContext("ncclCommSplit"));
   *newcomm = nullptr;
   if (child) {

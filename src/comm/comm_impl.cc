@@ -24,6 +24,13 @@
 #include "tuner/costs.hpp"
 
 namespace chorus {
+namespace {
+
+double microsecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 using transport::Connection;
 using transport::PeerInfo;
@@ -380,6 +387,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
       std::count_if(ops.begin(), ops.end(), [](const Operation& op) { return op.type == algo::CollType::kAlltoAllv; });
   if (variable > 0) uncached.reserve(static_cast<size_t>(variable));
   std::vector<const algo::Plan*>& plans = planOfOp_;
+  algorithmOfOp_.clear();
   uint64_t firstPayload = 0, firstWire = 0;
   std::vector<size_t>& offsets = scratchOffsets_;  // per op: scratch of its plan, then its pre-multiplied input
   plans.clear();
@@ -402,6 +410,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
       lastAlgorithm_ = cached->algorithm;
     }
     if (!chosen) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
+    algorithmOfOp_.push_back(lastAlgorithm_);
     const uint64_t payload = payloadBytes(op, nranks_);
     count(op.type, payload, wire);
     if (plans.empty()) {
@@ -457,12 +466,18 @@ Status CommImpl::runOwned(const std::vector<Operation>& ops) {
   return Status::ok();
 }
 
-void CommImpl::logCall(const Operation& op, double microseconds, const Status& st) const {
-  CHORUS_INFO(kColl, "%s seq %llu count %zu %s %s root %d algorithm %s bytes %llu time %.2f us%s%s",
-              algo::collName(op.type), static_cast<unsigned long long>(sequence_), op.count, dataTypeName(op.dtype),
-              redOpName(op.op.kind), op.root, lastAlgorithm_,
-              static_cast<unsigned long long>(payloadBytes(op, nranks_)), microseconds, st.isOk() ? "" : ": ",
-              st.isOk() ? "" : st.message().c_str());
+void CommImpl::logCalls(const std::vector<Operation>& ops, double microseconds, const Status& st) const {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
+    // A group's operations ran as one: each line gives its place in the group and the whole group's time.
+    char place[48] = "";
+    if (ops.size() > 1) snprintf(place, sizeof(place), " (group op %zu of %zu)", i + 1, ops.size());
+    const char* algorithm = ops.size() == 1 || i >= algorithmOfOp_.size() ? lastAlgorithm_ : algorithmOfOp_[i];
+    CHORUS_INFO(kColl, "%s seq %llu count %zu %s %s root %d algorithm %s bytes %llu time %.2f us%s%s%s",
+                algo::collName(op.type), static_cast<unsigned long long>(sequence_), op.count, dataTypeName(op.dtype),
+                redOpName(op.op.kind), op.root, algorithm, static_cast<unsigned long long>(payloadBytes(op, nranks_)),
+                microseconds, place, st.isOk() ? "" : ": ", st.isOk() ? "" : st.message().c_str());
+  }
 }
 
 Status CommImpl::execute(Operation op) {
@@ -477,8 +492,7 @@ Status CommImpl::execute(Operation op) {
   const auto start = std::chrono::steady_clock::now();
   Status st = runOwned(single_);
   log::RankScope scope(rank_);
-  logCall(single_.front(), std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count(),
-          st);
+  logCalls(single_, microsecondsSince(start), st);
   return st;
 }
 
@@ -487,12 +501,18 @@ Request CommImpl::submit(Operation op) {
     std::vector<Operation> ops;
     ops.push_back(std::move(op));
     std::lock_guard<std::mutex> lock(executionMutex_);
-    return runOwned(ops);
+    if (!log::enabled(log::Level::kInfo, log::kColl)) return runOwned(ops);
+    const auto start = std::chrono::steady_clock::now();
+    Status st = runOwned(ops);
+    log::RankScope scope(rank_);
+    logCalls(ops, microsecondsSince(start), st);
+    return st;
   });
 }
 
 Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
   worker_.drain();
+  CancelScope cancel(&aborted_);  // abort() ends the exchange below within milliseconds
   const std::string tag = "split" + std::to_string(splits_++);
   std::vector<std::string> all;
   CHORUS_TRY(bootstrap_->allGather(tag, std::to_string(color) + " " + std::to_string(key), &all));
@@ -509,8 +529,19 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
   for (size_t i = 0; i < members.size(); ++i)
     if (std::get<1>(members[i]) == rank_) newRank = static_cast<int>(i);
   auto child = std::make_unique<CommImpl>(newRank, static_cast<int>(members.size()), blocking_);
-  CHORUS_TRY(
-      child->init(bootstrap_->child(tag + "/" + std::to_string(color), static_cast<int>(members.size()), newRank)));
+  {
+    // While the child's init waits, an abort of this communicator aborts the child too (see abort()).
+    std::lock_guard<std::mutex> lock(splitMutex_);
+    if (aborted_) return remoteError("the communicator was aborted during a split");
+    splitChild_ = child.get();
+  }
+  Status st =
+      child->init(bootstrap_->child(tag + "/" + std::to_string(color), static_cast<int>(members.size()), newRank));
+  {
+    std::lock_guard<std::mutex> lock(splitMutex_);
+    splitChild_ = nullptr;
+  }
+  CHORUS_TRY(st);
   child->setDeterministic(selector_.deterministic);  // a split inherits the mode, as every rank's parent has it
   *out = std::move(child);
   return Status::ok();
@@ -518,6 +549,11 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
 
 void CommImpl::abort() {
   if (aborted_.exchange(true)) return;
+  {
+    // A split in progress: its child's init stops waiting too (its own flag ends its waits).
+    std::lock_guard<std::mutex> lock(splitMutex_);
+    if (splitChild_) splitChild_->aborted_ = true;
+  }
   (void)recordFailure(remoteError("the communicator was aborted (ncclCommAbort / Communicator::abort)"));
   // The engine and every init wait look at aborted_ at least every few milliseconds: the calling thread leaves
   // its call, queued work fails at once.

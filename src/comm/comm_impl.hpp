@@ -45,6 +45,9 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   Status prepare(const std::vector<Operation>& ops, engine::Execution** out);
   /// Post-processing after the engine finished (avg division).
   void complete(const std::vector<Operation>& ops);
+  /// Logs one line per operation of the last prepare() (subsystem COLL, level INFO): operation, sequence, count,
+  /// type, op, root, algorithm, bytes, and the call's (or the whole group's) time.
+  void logCalls(const std::vector<Operation>& ops, double microseconds, const Status& st) const;
 
   /// Runs one operation in the calling thread, after any queued async work.
   Status execute(Operation op);
@@ -88,8 +91,6 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   const CachedPlan* plan(const algo::CollShape& shape);
   /// Adds one call of `type` to the traffic counters.
   void count(algo::CollType type, uint64_t payload, uint64_t wire);
-  /// Logs one line per call (subsystem COLL, level INFO): operation, sequence, count, type, algorithm, bytes, time.
-  void logCall(const Operation& op, double microseconds, const Status& st) const;
   /// Runs `ops`. The caller owns the execution: the async worker and groups hold executionMutex_; a blocking call
   /// runs on the thread that uses the communicator, after draining the worker.
   Status runOwned(const std::vector<Operation>& ops);
@@ -109,7 +110,9 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::atomic<bool> aborted_{false};
   uint64_t sequence_ = 0;
   int splits_ = 0;
-  int64_t spinIterations_ = 0;  // CHORUS_SPIN, or a short spin when this host has more ranks than cores
+  std::mutex splitMutex_;
+  CommImpl* splitChild_ = nullptr;  // the child a split is initialising, under splitMutex_ (abort() aborts it too)
+  int64_t spinIterations_ = 0;      // CHORUS_SPIN, or a short spin when this host has more ranks than cores
   topology::SystemGraph system_;
   std::vector<int> hostOfRank_;                         // index of each rank's host among system_'s host nodes
   std::shared_ptr<const std::vector<int>> hostLayout_;  // the same, as the plans' shapes carry it
@@ -120,6 +123,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::unique_ptr<engine::Execution> execution_;  // reused call after call
   std::vector<Operation> single_;                 // the one-operation list of execute(), reused
   std::vector<const algo::Plan*> planOfOp_;       // prepare()'s working lists, reused
+  std::vector<const char*> algorithmOfOp_;        // per operation of the last prepare() (COLL log of groups)
   const char* lastAlgorithm_ = "";                // the algorithm of the last single call prepared (COLL log)
   std::vector<size_t> scratchOffsets_;
   std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)

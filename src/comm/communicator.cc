@@ -94,11 +94,32 @@ Status Communicator::createLocal(int nranks, std::vector<std::unique_ptr<Communi
 
 Status Communicator::split(int color, int key, std::unique_ptr<Communicator>* out) {
   if (!out) return invalidArgument("split: null output");
+  if (color < kNoColor)
+    return invalidArgument("split: color " + std::to_string(color) + " is negative (colors are >= 0, or " +
+                           std::to_string(kNoColor) + " for no communicator)");
+  if (group::active()) return splitInGroup(color, key, out);
   OwnerCall call(impl_->gate());
   if (!call.entered()) return remoteError("split: the communicator was aborted");
   std::unique_ptr<CommImpl> child;
   CHORUS_TRY(impl_->split(color, key, &child));
   out->reset(child ? new Communicator(std::move(child)) : nullptr);
+  return Status::ok();
+}
+
+// Inside a group the split is collective with the group's other inits and splits, which one thread may issue for
+// several ranks: it runs at groupEnd, concurrently with them. The caller gets its communicator now (null for
+// kNoColor, which it knows alone); its real state is put in place when the split has run.
+Status Communicator::splitInGroup(int color, int key, std::unique_ptr<Communicator>* out) {
+  std::unique_ptr<Communicator> pending;
+  if (color != kNoColor)  // a placeholder of one rank, not initialized: calls on it fail until groupEnd
+    pending.reset(new Communicator(std::make_shared<CommImpl>(0, 1, impl_->blocking())));
+  group::deferInit([parent = impl_, color, key, target = pending.get()]() -> Status {
+    std::unique_ptr<CommImpl> child;
+    CHORUS_TRY(parent->split(color, key, &child));
+    if (target && child) target->impl_ = std::move(child);
+    return Status::ok();
+  });
+  *out = std::move(pending);
   return Status::ok();
 }
 

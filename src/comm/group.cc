@@ -1,6 +1,7 @@
 #include "comm/group.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <thread>
 
@@ -50,12 +51,21 @@ Status runOperations(std::vector<std::pair<std::shared_ptr<CommImpl>, Operation>
   std::vector<engine::Execution*> executions(comms.size());
   for (size_t i = 0; i < comms.size(); ++i) CHORUS_TRY(comms[i]->prepare(byComm[comms[i]], &executions[i]));
   log::RankScope scope(comms.size() == 1 ? comms[0]->rank() : -1);
-  if (Status st = engine::run(executions); !st.isOk()) {
-    for (CommImpl* c : comms) (void)c->recordFailure(st);
-    return st;
+  const bool logged = log::enabled(log::Level::kInfo, log::kColl);
+  const auto start = logged ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  Status st = engine::run(executions);
+  if (st.isOk())
+    for (size_t i = 0; i < comms.size(); ++i) comms[i]->complete(byComm[comms[i]]);
+  if (logged) {
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    for (CommImpl* c : comms) {
+      log::RankScope rank(c->rank());
+      c->logCalls(byComm[c], us, st);
+    }
   }
-  for (size_t i = 0; i < comms.size(); ++i) comms[i]->complete(byComm[comms[i]]);
-  return Status::ok();
+  if (!st.isOk())
+    for (CommImpl* c : comms) (void)c->recordFailure(st);
+  return st;
 }
 
 }  // namespace
