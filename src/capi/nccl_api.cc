@@ -2,7 +2,9 @@
 // time as a weak nccl<Name> alias, so profiling tools can interpose on nccl<Name> as NCCL allows.
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <mutex>
+#include <new>
 #include <string>
 
 #include "bootstrap/id_layout.hpp"
@@ -38,6 +40,30 @@ ncclResult_t report(const Status& st) {
   CHORUS_WARN(kColl, "%s", st.message().c_str());
   return resultOf(st);
 }
+
+// No C++ exception crosses the C API: each function ends in CHORUS_CATCH, which turns one into an error code (an
+// allocation failure is ncclSystemError, anything else ncclInternalError) with a message naming the function.
+ncclResult_t caught(const char* fn) noexcept {
+  ncclResult_t code = ncclInternalError;
+  try {
+    try {
+      throw;
+    } catch (const std::bad_alloc&) {
+      code = ncclSystemError;
+      return report(chorus::systemError(std::string(fn) + ": out of memory"));
+    } catch (const std::exception& e) {
+      return report(chorus::internalError(std::string(fn) + ": unexpected exception: " + e.what()));
+    } catch (...) {
+      return report(chorus::internalError(std::string(fn) + ": unexpected exception"));
+    }
+  } catch (...) {
+    return code;  // reporting failed too (no memory for the message)
+  }
+}
+#define CHORUS_CATCH(fn) \
+  catch (...) {          \
+    return caught(fn);   \
+  }
 
 Status checkShell(ncclComm_t comm, const char* fn) {
   if (!comm) return chorus::invalidArgument(std::string(fn) + ": comm is NULL");
@@ -170,27 +196,31 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int r
 
 extern "C" {
 
-ncclResult_t pncclMemAlloc(void** ptr, size_t size) {
+ncclResult_t pncclMemAlloc(void** ptr, size_t size) try {
   if (!ptr) return report(chorus::invalidArgument("ncclMemAlloc: ptr is NULL"));
+  if (size > static_cast<size_t>(PTRDIFF_MAX)) return report(chorus::systemError("ncclMemAlloc: out of memory"));
   *ptr = aligned_alloc(4096, (size + 4095) & ~static_cast<size_t>(4095));
   if (!*ptr && size > 0) return report(chorus::systemError("ncclMemAlloc: out of memory"));
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclMemAlloc")
 
-ncclResult_t pncclMemFree(void* ptr) {
+ncclResult_t pncclMemFree(void* ptr) try {
   free(ptr);
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclMemFree")
 
-ncclResult_t pncclGetVersion(int* version) {
+ncclResult_t pncclGetVersion(int* version) try {
   if (!version) return report(chorus::invalidArgument("ncclGetVersion: version is NULL"));
   *version = NCCL_VERSION_CODE;
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclGetVersion")
 
 const char* chorusGetVersion(void) { return chorus::version(); }
 
-ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) {
+ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) try {
   if (!uniqueId) return report(chorus::invalidArgument("ncclGetUniqueId: uniqueId is NULL"));
   chorus::UniqueId id;
   const std::string& fixed = chorus::settings().commId;
@@ -199,24 +229,28 @@ ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) {
   memcpy(uniqueId->internal, id.bytes.data(), sizeof(uniqueId->internal));
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclGetUniqueId")
 
 ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                     ncclConfig_t* config) {
+                                     ncclConfig_t* config) try {
   return initRank(comm, nranks, commId, rank, config);
 }
+CHORUS_CATCH("ncclCommInitRankConfig")
 
-ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) try {
   return initRank(comm, nranks, commId, rank, nullptr);
 }
+CHORUS_CATCH("ncclCommInitRank")
 
 ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
-                                       ncclConfig_t* config) {
+                                       ncclConfig_t* config) try {
   // One root serves every rank here: the first id is the one all ranks share.
   if (nId < 1 || !commIds) return report(chorus::invalidArgument("ncclCommInitRankScalable: no ids"));
   return initRank(newcomm, nranks, commIds[0], myrank, config);
 }
+CHORUS_CATCH("ncclCommInitRankScalable")
 
-ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
+ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int*) try {
   if (!comms) return report(chorus::invalidArgument("ncclCommInitAll: comms is NULL"));
   if (ndev < 1) return report(chorus::invalidArgument("ncclCommInitAll: ndev " + std::to_string(ndev) + " < 1"));
   std::vector<std::unique_ptr<chorus::Communicator>> local;
@@ -228,8 +262,9 @@ ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
   }
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclCommInitAll")
 
-ncclResult_t pncclCommFinalize(ncclComm_t comm) {
+ncclResult_t pncclCommFinalize(ncclComm_t comm) try {
   CHORUS_ENTER_OWNER(comm, "ncclCommFinalize");
   if (comm->finalized) return report(chorus::invalidArgument("ncclCommFinalize: comm is already finalized"));
   comm->finalized = true;
@@ -238,12 +273,15 @@ ncclResult_t pncclCommFinalize(ncclComm_t comm) {
   comm->comm->impl().waitForAsyncWork();
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclCommFinalize")
 
-ncclResult_t pncclCommDestroy(ncclComm_t comm) { return release(comm, false, "ncclCommDestroy"); }
+ncclResult_t pncclCommDestroy(ncclComm_t comm) try { return release(comm, false, "ncclCommDestroy"); }
+CHORUS_CATCH("ncclCommDestroy")
 
-ncclResult_t pncclCommAbort(ncclComm_t comm) { return release(comm, true, "ncclCommAbort"); }
+ncclResult_t pncclCommAbort(ncclComm_t comm) try { return release(comm, true, "ncclCommAbort"); }
+CHORUS_CATCH("ncclCommAbort")
 
-ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) try {
   CHORUS_ENTER_OWNER(comm, "ncclCommSplit");
   if (!newcomm) return report(chorus::invalidArgument("ncclCommSplit: newcomm is NULL"));
   ncclConfig_t cfg;
@@ -260,6 +298,7 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
   }
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclCommSplit")
 
 const char* pncclGetErrorString(ncclResult_t result) {
   switch (result) {
@@ -295,48 +334,54 @@ void pncclResetDebugInit(void) {
   chorus::log::reinitialize();
 }
 
-ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) try {
   CHORUS_ENTER_SHARED(comm, "ncclCommGetAsyncError");
   if (!asyncError) return report(chorus::invalidArgument("ncclCommGetAsyncError: asyncError is NULL"));
   *asyncError = resultOf(comm->comm->asyncError());
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclCommGetAsyncError")
 
-ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) {
+ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) try {
   CHORUS_ENTER_SHARED(comm, "ncclCommCount");
   if (!count) return report(chorus::invalidArgument("ncclCommCount: count is NULL"));
   *count = comm->comm->size();
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclCommCount")
 
-ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) {
+ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) try {
   CHORUS_ENTER_SHARED(comm, "ncclCommCuDevice");
   if (!device) return report(chorus::invalidArgument("ncclCommCuDevice: device is NULL"));
   *device = -1;
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclCommCuDevice")
 
-ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) {
+ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) try {
   CHORUS_ENTER_SHARED(comm, "ncclCommUserRank");
   if (!rank) return report(chorus::invalidArgument("ncclCommUserRank: rank is NULL"));
   *rank = comm->comm->rank();
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclCommUserRank")
 
-ncclResult_t pncclCommRegister(const ncclComm_t comm, void*, size_t, void** handle) {
+ncclResult_t pncclCommRegister(const ncclComm_t comm, void*, size_t, void** handle) try {
   CHORUS_ENTER_SHARED(comm, "ncclCommRegister");
   if (!handle) return report(chorus::invalidArgument("ncclCommRegister: handle is NULL"));
   *handle = nullptr;
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclCommRegister")
 
-ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) {
+ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) try {
   CHORUS_ENTER_SHARED(comm, "ncclCommDeregister");
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclCommDeregister")
 
 ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
-                                       ncclScalarResidence_t residence, ncclComm_t comm) {
+                                       ncclScalarResidence_t residence, ncclComm_t comm) try {
   CHORUS_ENTER_SHARED(comm, "ncclRedOpCreatePreMulSum");
   if (ncclResult_t r = report(checkType(datatype, "ncclRedOpCreatePreMulSum")); r != ncclSuccess) return r;
   if (!op || !scalar) return report(chorus::invalidArgument("ncclRedOpCreatePreMulSum: op or scalar is NULL"));
@@ -354,8 +399,9 @@ ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTy
   *op = static_cast<ncclRedOp_t>(ncclNumOps + static_cast<int>(index));
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclRedOpCreatePreMulSum")
 
-ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) try {
   CHORUS_ENTER_SHARED(comm, "ncclRedOpDestroy");
   std::lock_guard<std::mutex> lock(comm->mutex);
   int v = static_cast<int>(op);
@@ -366,6 +412,7 @@ ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   comm->preMulOps[index].inUse = false;
   return ncclSuccess;
 }
+CHORUS_CATCH("ncclRedOpDestroy")
 
 #define CHORUS_CHECK(expr)            \
   do {                                \
@@ -374,91 +421,106 @@ ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   } while (0)
 
 ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
-                            ncclComm_t comm, cudaStream_t) {
+                            ncclComm_t comm, cudaStream_t) try {
   CHORUS_ENTER_OWNER(comm, "ncclAllReduce");
   CHORUS_CHECK(checkType(datatype, "ncclAllReduce"));
   RedOp o;
   CHORUS_CHECK(resolveOp(comm, op, datatype, "ncclAllReduce", &o));
   return report(comm->comm->allReduce(sendbuff, recvbuff, count, dt(datatype), o));
 }
+CHORUS_CATCH("ncclAllReduce")
 
 ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
-                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t) {
+                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t) try {
   CHORUS_ENTER_OWNER(comm, "ncclReduceScatter");
   CHORUS_CHECK(checkType(datatype, "ncclReduceScatter"));
   RedOp o;
   CHORUS_CHECK(resolveOp(comm, op, datatype, "ncclReduceScatter", &o));
   return report(comm->comm->reduceScatter(sendbuff, recvbuff, recvcount, dt(datatype), o));
 }
+CHORUS_CATCH("ncclReduceScatter")
 
 ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
-                         int root, ncclComm_t comm, cudaStream_t) {
+                         int root, ncclComm_t comm, cudaStream_t) try {
   CHORUS_ENTER_OWNER(comm, "ncclReduce");
   CHORUS_CHECK(checkType(datatype, "ncclReduce"));
   RedOp o;
   CHORUS_CHECK(resolveOp(comm, op, datatype, "ncclReduce", &o));
   return report(comm->comm->reduce(sendbuff, recvbuff, count, dt(datatype), o, root));
 }
+CHORUS_CATCH("ncclReduce")
 
 ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
-                            ncclComm_t comm, cudaStream_t) {
+                            ncclComm_t comm, cudaStream_t) try {
   CHORUS_ENTER_OWNER(comm, "ncclAllGather");
   CHORUS_CHECK(checkType(datatype, "ncclAllGather"));
   return report(comm->comm->allGather(sendbuff, recvbuff, sendcount, dt(datatype)));
 }
+CHORUS_CATCH("ncclAllGather")
 
 ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                            ncclComm_t comm, cudaStream_t) {
+                            ncclComm_t comm, cudaStream_t) try {
   CHORUS_ENTER_OWNER(comm, "ncclBroadcast");
   CHORUS_CHECK(checkType(datatype, "ncclBroadcast"));
   return report(comm->comm->broadcast(sendbuff, recvbuff, count, dt(datatype), root));
 }
+CHORUS_CATCH("ncclBroadcast")
 
 ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-                        cudaStream_t stream) {
+                        cudaStream_t stream) try {
   return pncclBroadcast(buff, buff, count, datatype, root, comm, stream);
 }
+CHORUS_CATCH("ncclBcast")
 
 ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
-                           cudaStream_t) {
+                           cudaStream_t) try {
   CHORUS_ENTER_OWNER(comm, "ncclAlltoAll");
   CHORUS_CHECK(checkType(datatype, "ncclAlltoAll"));
   return report(comm->comm->alltoAll(sendbuff, recvbuff, count, dt(datatype)));
 }
+CHORUS_CATCH("ncclAlltoAll")
 
 ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                         ncclComm_t comm, cudaStream_t) {
+                         ncclComm_t comm, cudaStream_t) try {
   CHORUS_ENTER_OWNER(comm, "ncclGather");
   CHORUS_CHECK(checkType(datatype, "ncclGather"));
   return report(comm->comm->gather(sendbuff, recvbuff, count, dt(datatype), root));
 }
+CHORUS_CATCH("ncclGather")
 
 ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                          ncclComm_t comm, cudaStream_t) {
+                          ncclComm_t comm, cudaStream_t) try {
   CHORUS_ENTER_OWNER(comm, "ncclScatter");
   CHORUS_CHECK(checkType(datatype, "ncclScatter"));
   return report(comm->comm->scatter(sendbuff, recvbuff, count, dt(datatype), root));
 }
+CHORUS_CATCH("ncclScatter")
 
 ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-                       cudaStream_t) {
+                       cudaStream_t) try {
   CHORUS_ENTER_OWNER(comm, "ncclSend");
   CHORUS_CHECK(checkType(datatype, "ncclSend"));
   return report(comm->comm->send(sendbuff, count, dt(datatype), peer));
 }
+CHORUS_CATCH("ncclSend")
 
-ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t) {
+ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                       cudaStream_t) try {
   CHORUS_ENTER_OWNER(comm, "ncclRecv");
   CHORUS_CHECK(checkType(datatype, "ncclRecv"));
   return report(comm->comm->recv(recvbuff, count, dt(datatype), peer));
 }
+CHORUS_CATCH("ncclRecv")
 
-ncclResult_t pncclGroupStart(void) { return report(chorus::groupStart()); }
-ncclResult_t pncclGroupEnd(void) { return report(chorus::groupEnd()); }
+ncclResult_t pncclGroupStart(void) try { return report(chorus::groupStart()); }
+CHORUS_CATCH("ncclGroupStart")
+ncclResult_t pncclGroupEnd(void) try { return report(chorus::groupEnd()); }
+CHORUS_CATCH("ncclGroupEnd")
 
-ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t*) {
+ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t*) try {
   return report(chorus::invalidUsage("ncclGroupSimulateEnd is not supported by chorus"));
 }
+CHORUS_CATCH("ncclGroupSimulateEnd")
 
 CHORUS_NCCL_ALIAS(ncclMemAlloc)
 CHORUS_NCCL_ALIAS(ncclMemFree)

@@ -378,6 +378,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
     return Status::ok();
   }
   bound_.valid = false;
+  CHORUS_TRY(checkSelfExchanges(ops, rank_));
   execution_->reset(algo::collName(ops.front().type), ++sequence_, ops.size());
 
   // Plans first, to size one scratch area for the whole call.

@@ -1,5 +1,6 @@
 #include "comm/operation.hpp"
 
+#include <cstdint>
 #include <string>
 
 namespace chorus {
@@ -36,6 +37,28 @@ bool needsRecvBuffer(const Operation& op, int rank) {
   }
 }
 
+// Buffers of more than PTRDIFF_MAX bytes cannot exist; a count beyond that (or whose byte size wraps around 64 bits,
+// as SIZE_MAX / 4 + 2 floats does) is refused instead of running a wrapped-around operation or faulting.
+constexpr uint64_t kMaxBufferBytes = static_cast<uint64_t>(PTRDIFF_MAX);
+
+// Elements of `count` blocks of `blocks` each fit in a buffer that starts at `base` and does not wrap around.
+bool fits(const void* base, size_t count, uint64_t blocks, size_t elemSize) {
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), blocks, &bytes) ||
+      __builtin_mul_overflow(bytes, static_cast<uint64_t>(elemSize), &bytes) || bytes > kMaxBufferBytes) {
+    return false;
+  }
+  uintptr_t end = 0;
+  return !__builtin_add_overflow(reinterpret_cast<uintptr_t>(base), static_cast<uintptr_t>(bytes), &end);
+}
+
+// How many blocks of `count` elements the send and receive buffers hold (nccl.h's per-rank counts).
+void blocksOf(CollType t, int nranks, uint64_t* sendBlocks, uint64_t* recvBlocks) {
+  const uint64_t n = static_cast<uint64_t>(nranks);
+  *sendBlocks = t == CollType::kReduceScatter || t == CollType::kScatter || t == CollType::kAlltoAll ? n : 1;
+  *recvBlocks = t == CollType::kAllGather || t == CollType::kGather || t == CollType::kAlltoAll ? n : 1;
+}
+
 }  // namespace
 
 Status validate(const Operation& op, int rank, int nranks) {
@@ -64,18 +87,54 @@ Status validate(const Operation& op, int rank, int nranks) {
       return invalidArgument("AlltoAllv: counts and displacements must have one entry per rank");
     }
     size_t sendTotal = 0, recvTotal = 0;
+    const size_t e = dataTypeSize(op.dtype);
     for (size_t i = 0; i < n; ++i) {
-      sendTotal += v->sendCounts[i];
-      recvTotal += v->recvCounts[i];
+      size_t sendEnd = 0, recvEnd = 0;
+      if (__builtin_add_overflow(v->sendDispls[i], v->sendCounts[i], &sendEnd) ||
+          __builtin_add_overflow(v->recvDispls[i], v->recvCounts[i], &recvEnd) || !fits(op.send, sendEnd, 1, e) ||
+          !fits(op.recv, recvEnd, 1, e) || __builtin_add_overflow(sendTotal, v->sendCounts[i], &sendTotal) ||
+          __builtin_add_overflow(recvTotal, v->recvCounts[i], &recvTotal)) {
+        return invalidArgument("AlltoAllv: the count and displacement for rank " + std::to_string(i) +
+                               " reach past any possible buffer");
+      }
     }
     if ((sendTotal > 0 && !op.send) || (recvTotal > 0 && !op.recv)) {
       return invalidArgument("AlltoAllv: null buffer with non-zero counts");
     }
     return Status::ok();
   }
+  uint64_t sendBlocks = 1, recvBlocks = 1;
+  blocksOf(op.type, nranks, &sendBlocks, &recvBlocks);
+  const size_t e = dataTypeSize(op.dtype);
+  if ((needsSendBuffer(op, rank) && !fits(op.send, op.count, sendBlocks, e)) ||
+      (needsRecvBuffer(op, rank) && !fits(op.recv, op.count, recvBlocks, e))) {
+    return invalidArgument(std::string(name) + ": count " + std::to_string(op.count) + " of " + dataTypeName(op.dtype) +
+                           " is larger than any buffer can be");
+  }
   if (op.count > 0) {
     if (needsSendBuffer(op, rank) && !op.send) return invalidArgument(std::string(name) + ": sendbuff is null");
     if (needsRecvBuffer(op, rank) && !op.recv) return invalidArgument(std::string(name) + ": recvbuff is null");
+  }
+  return Status::ok();
+}
+
+Status checkSelfExchanges(const std::vector<Operation>& ops, int rank) {
+  std::vector<uint64_t> sent, received;  // bytes of each self Send and self Recv, in call order
+  for (const Operation& op : ops) {
+    if (op.root != rank) continue;
+    if (op.type == CollType::kSend) sent.push_back(op.count * dataTypeSize(op.dtype));
+    if (op.type == CollType::kRecv) received.push_back(op.count * dataTypeSize(op.dtype));
+  }
+  if (sent.size() != received.size()) {
+    return invalidUsage("Send/Recv: " + std::to_string(sent.size()) + " Send(s) to this rank itself (rank " +
+                        std::to_string(rank) + ") but " + std::to_string(received.size()) +
+                        " Recv(s) from it; each needs its partner in the same group");
+  }
+  for (size_t i = 0; i < sent.size(); ++i) {
+    if (sent[i] != received[i]) {
+      return invalidUsage("Send/Recv to self: Send " + std::to_string(i + 1) + " has " + std::to_string(sent[i]) +
+                          " bytes but its Recv has " + std::to_string(received[i]));
+    }
   }
   return Status::ok();
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "algorithms/plan.hpp"
 #include "chorus/status.hpp"
@@ -22,6 +23,10 @@ struct Operation {
 
 /// Checks the arguments of `op` for a rank of a communicator of `nranks`; the message names the bad argument.
 Status validate(const Operation& op, int rank, int nranks);
+
+/// The Sends to this rank itself and the Recvs from it among one call's (or group's) `ops` must pair up in order
+/// with equal sizes: a lone one would leave data behind for a later call, or read what an earlier one left.
+Status checkSelfExchanges(const std::vector<Operation>& ops, int rank);
 
 /// Elements this rank contributes to a reduction (what pre-multiplication scales), 0 for non-reductions.
 size_t reductionInputCount(const Operation& op, int rank, int nranks);
