@@ -127,6 +127,14 @@ class Fifo {
     lines_->consumed.store(linesReceived_, std::memory_order_release);
     return true;
   }
+  /// Line channel, consumer: copies the first `bytes` (at most Line::kPayload) of the next message, leaving it
+  /// there; false until its first line has arrived.
+  bool peekLine(void* dst, size_t bytes) const {
+    const Line& first = lines_->lines[linesReceived_ % LineArea::kLines];
+    if (first.flag.load(std::memory_order_acquire) != linesReceived_ + 1) return false;
+    memcpy(dst, first.payload, bytes < Line::kPayload ? bytes : Line::kPayload);
+    return true;
+  }
   /// Line channel, consumer: true when the next line has arrived.
   bool linesWaiting() const {
     const Line& next = lines_->lines[linesReceived_ % LineArea::kLines];

@@ -43,6 +43,8 @@ class FifoConnection final : public Connection {
   size_t smallMessageLimit() override { return Fifo::kSmallMessage; }
   bool sendSmall(const void* src, size_t bytes) override { return out_.sendLines(src, bytes); }
   bool recvSmall(void* dst, size_t bytes) override { return in_.recvLines(dst, bytes); }
+  bool peekSmall(void* dst, size_t bytes) override { return in_.peekLine(dst, bytes); }
+  size_t smallMessageFirstPart() override { return Line::kPayload; }
   bool hasIncoming() override { return !in_.readable().empty() || in_.linesWaiting(); }
 
   bool directCapable() override { return direct_ != Direct::kNone; }

@@ -57,6 +57,12 @@ class Connection {
   virtual size_t smallMessageLimit() { return 0; }
   virtual bool sendSmall(const void* src, size_t bytes) { return false; }
   virtual bool recvSmall(void* dst, size_t bytes) { return false; }
+  /// Copies the first `bytes` (at most one line's payload, 56) of the next small message without taking it; false
+  /// until its first line has arrived.
+  virtual bool peekSmall(void* dst, size_t bytes) { return false; }
+  /// Bytes at the start of a small message that arrive together (one line): a receiver that expects no more never
+  /// waits for a part that a shorter message would not have.
+  virtual size_t smallMessageFirstPart() { return 0; }
   /// True when incoming bytes wait on any channel.
   virtual bool hasIncoming() { return !recvData().empty(); }
 

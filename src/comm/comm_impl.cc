@@ -136,6 +136,21 @@ Status CommImpl::recordFailure(Status st) {
   return st;
 }
 
+Status CommImpl::poisonedError() const {
+  std::lock_guard<std::mutex> lock(failureMutex_);
+  return Status(failure_.code(),
+                "an earlier call failed and left the streams out of step, so this communicator "
+                "takes no more calls (destroy or abort it): " +
+                    failure_.message());
+}
+
+void CommImpl::failCall(const Status& st) {
+  (void)recordFailure(st);
+  // The peers may wait for bytes this rank will never send: closing the connections tells them at once.
+  for (auto& c : connections_)
+    if (c) c->close();
+}
+
 Status CommImpl::asyncError() const {
   if (failed_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(failureMutex_);
@@ -363,6 +378,7 @@ void CommImpl::setDeterministic(bool on) {
 
 Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** out) {
   if (aborted_) return remoteError("the communicator was aborted");
+  if (failed_.load(std::memory_order_acquire)) return poisonedError();
   if (!initialized()) return invalidUsage("communicator is not initialized (did its init fail?)");
   if (!execution_) {
     execution_ = std::make_unique<engine::Execution>(
@@ -438,6 +454,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
     }
     execution_->append(*plans[i], b);
   }
+  execution_->sign(signatureOf(ops));
   // Remember a single call for the fast path, unless its binding depends on more than its arguments (AlltoAllv's
   // counts, PreMulSum's scaled copy of the input).
   const Operation& first = ops.front();
@@ -447,6 +464,29 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   }
   *out = execution_.get();
   return Status::ok();
+}
+
+engine::CallSignature CommImpl::signatureOf(const std::vector<Operation>& ops) const {
+  engine::CallSignature sig;
+  const Operation& first = ops.front();
+  sig.count = first.count;
+  sig.root = first.root;
+  sig.type = static_cast<uint8_t>(first.type);
+  sig.dtype = static_cast<uint8_t>(first.dtype);
+  sig.op = static_cast<uint8_t>(first.op.kind);
+  sig.operations = static_cast<uint8_t>(std::min<size_t>(ops.size(), 255));
+  sig.sequence = static_cast<uint32_t>(sequence_);
+  // Point-to-point operations differ between the two sides by nature (Send here, Recv there, peers of their own):
+  // the byte flows of the streams check them. Every collective of the call must be the same on every rank.
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
+    if (op.type == algo::CollType::kSend || op.type == algo::CollType::kRecv) continue;
+    const bool variable = op.type == algo::CollType::kAlltoAllv;  // counts differ per rank by design
+    sig.digest =
+        engine::mixCall(sig.digest, static_cast<int>(op.type), variable ? 0 : op.count, static_cast<int>(op.dtype),
+                        static_cast<int>(op.op.kind), op.root, i < algorithmOfOp_.size() ? algorithmOfOp_[i] : "");
+  }
+  return sig;
 }
 
 void CommImpl::complete(const std::vector<Operation>& ops) {
@@ -462,7 +502,10 @@ Status CommImpl::runOwned(const std::vector<Operation>& ops) {
   engine::Execution* execution = nullptr;
   CHORUS_TRY(prepare(ops, &execution));
   // A transfer that failed half-way leaves the streams out of step with the peers: nothing after it may run.
-  CHORUS_TRY(recordFailure(engine::run(std::span<engine::Execution* const>(&execution, 1))));
+  if (Status st = engine::run(std::span<engine::Execution* const>(&execution, 1)); !st.isOk()) {
+    failCall(st);
+    return st;
+  }
   complete(ops);
   return Status::ok();
 }

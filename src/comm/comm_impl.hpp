@@ -43,6 +43,9 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Binds `ops` (validated already) to this communicator's Execution, ready for engine::run. The caller owns the
   /// execution (see runOwned) from here until complete() returns.
   Status prepare(const std::vector<Operation>& ops, engine::Execution** out);
+  /// A call that failed part-way: the communicator takes no more calls (each fails with this cause) and its peers
+  /// learn it at once (its connections are closed). The caller owns the execution.
+  void failCall(const Status& st);
   /// Post-processing after the engine finished (avg division).
   void complete(const std::vector<Operation>& ops);
   /// Logs one line per operation of the last prepare() (subsystem COLL, level INFO): operation, sequence, count,
@@ -91,6 +94,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   const CachedPlan* plan(const algo::CollShape& shape);
   /// Adds one call of `type` to the traffic counters.
   void count(algo::CollType type, uint64_t payload, uint64_t wire);
+  engine::CallSignature signatureOf(const std::vector<Operation>& ops) const;
+  Status poisonedError() const;
   /// Runs `ops`. The caller owns the execution: the async worker and groups hold executionMutex_; a blocking call
   /// runs on the thread that uses the communicator, after draining the worker.
   Status runOwned(const std::vector<Operation>& ops);

@@ -64,7 +64,7 @@ Status runOperations(std::vector<std::pair<std::shared_ptr<CommImpl>, Operation>
     }
   }
   if (!st.isOk())
-    for (CommImpl* c : comms) (void)c->recordFailure(st);
+    for (CommImpl* c : comms) c->failCall(st);
   return st;
 }
 

@@ -37,6 +37,9 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_DETERMINISTIC", "", "0",
      "1: AllReduce, ReduceScatter and Reduce fold every element in rank order, so results do not depend on the "
      "algorithm or the message size (Communicator::setDeterministic per communicator)"},
+    {"CHORUS_CHECK_CALLS", "", "1",
+     "1: every call's first message to each peer carries its sequence number and a digest of its arguments, and a "
+     "mismatch fails the call on both sides; must be the same on every rank"},
     {"CHORUS_TUNING_FILE", "", "", "alpha/beta table written by chorus-tune for the algorithm selector"},
     {"CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "",
      "this host's topology from a file (chorus, NCCL or hwloc XML) instead of hwloc discovery"},
@@ -135,6 +138,7 @@ Settings parse(std::string* errors) {
   s.shmCma = boolean("CHORUS_SHM_CMA", false);
   s.algorithm = str("CHORUS_ALGO", "", "");
   s.deterministic = boolean("CHORUS_DETERMINISTIC", false);
+  s.checkCalls = boolean("CHORUS_CHECK_CALLS", true);
   s.topoFile = str("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "");
   s.ncclAlgo = str("NCCL_ALGO", "", "");
   s.tuningFile = str("CHORUS_TUNING_FILE", "", "");

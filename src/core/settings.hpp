@@ -27,6 +27,7 @@ struct Settings {
   bool shmCma = false;              // CHORUS_SHM_CMA
   std::string algorithm;            // CHORUS_ALGO
   bool deterministic = false;       // CHORUS_DETERMINISTIC
+  bool checkCalls = true;           // CHORUS_CHECK_CALLS
   std::string topoFile;             // CHORUS_TOPO_FILE / NCCL_TOPO_FILE
   std::string ncclAlgo;             // NCCL_ALGO (read when CHORUS_ALGO is unset)
   std::string tuningFile;           // CHORUS_TUNING_FILE

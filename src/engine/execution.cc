@@ -60,7 +60,8 @@ Execution::Execution(int rank, std::function<transport::Connection*(int)> connec
       connection_(std::move(connection)),
       abortFlag_(abortFlag),
       spinIterations_(settings().spinIterations > 0 ? settings().spinIterations : 20000),
-      directThreshold_(static_cast<size_t>(settings().directThreshold)) {}
+      directThreshold_(static_cast<size_t>(settings().directThreshold)),
+      checkCalls_(settings().checkCalls) {}
 
 void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
   traceSteps_ = log::enabled(log::Level::kTrace, log::kEngine);
@@ -73,9 +74,166 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
     q.sends.clear();
     q.recvs.clear();
     q.nextSend = q.nextRecv = 0;
+    q.sendFlow = q.recvFlow = 0;
+    q.headerOutPending = q.headerInPending = q.headerPackedOut = q.headerPackedIn = false;
   }
+  signed_ = false;
   remaining_ = 0;
   drained_ = true;
+}
+
+void Execution::sign(const CallSignature& signature) {
+  signature_ = signature;
+  signed_ = checkCalls_;
+  // The headers are built here, once per bound call; a repeated call (rewind) changes two fields of them.
+  for (auto& [peer, q] : peers_) {
+    q.outgoing = headerFor(q.sendFlow, q.recvFlow);
+    q.expected = headerFor(q.recvFlow, q.sendFlow);
+    q.packFirstSend = !q.sends.empty() && packsHeader(q, q.sends.front());
+    q.packFirstRecv = !q.recvs.empty() && packsHeader(q, q.recvs.front());
+  }
+  armHeaders();
+}
+
+void Execution::armHeaders() {
+  headersPending_ = 0;
+  const auto sequence = static_cast<uint32_t>(sequence_);
+  for (auto& [peer, q] : peers_) {
+    // Every pair that exchanges anything swaps headers both ways (call_header.hpp).
+    const bool involved = signed_ && (!q.sends.empty() || !q.recvs.empty());
+    q.headerOutPending = q.headerInPending = involved;
+    headersPending_ += involved ? 2 : 0;
+    if (involved) drained_ = false;
+    q.headerOutWire = q.headerInRead = 0;
+    q.headerPeeked = false;
+    q.headerPackedOut = q.headerOutPending && q.packFirstSend;
+    q.headerPackedIn = q.headerInPending && q.packFirstRecv;
+    // Field by field: rebuilding the whole header here costs store-forwarding stalls on every call.
+    q.outgoing.streamCall = q.sendCalls + 1;
+    q.outgoing.sequence = sequence;
+    q.expected.streamCall = q.recvCalls + 1;
+    q.expected.sequence = sequence;
+  }
+}
+
+CallHeader Execution::headerFor(uint32_t flow, uint32_t backFlow) const {
+  CallHeader h;
+  h.digest = signature_.digest;
+  h.flow = flow;
+  h.backFlow = backFlow;
+  h.count = signature_.count;
+  h.root = signature_.root;
+  h.sequence = signature_.sequence;
+  h.type = signature_.type;
+  h.dtype = signature_.dtype;
+  h.op = signature_.op;
+  h.operations = signature_.operations;
+  return h;
+}
+
+// The header travels on the small-message channel where the connection has one, else at the head of the stream.
+// Both sides pick the same way: it depends on the connection only. On the channel it shares the first step's
+// message when both fit: a small call then costs the receiver one line, as without headers.
+bool Execution::packsHeader(const PeerQueues& q, int index) const {
+  const Work& w = work_[index];
+  return w.small && sizeof(CallHeader) + w.bytes <= std::min(kSmallBuffer, q.smallLimit);
+}
+
+Status Execution::sendHeader(PeerQueues& q, bool* moved) {
+  transport::Connection* c = q.connection;
+  if (q.headerPackedOut) {
+    // advanceSmallSend sends it with the first step.
+  } else if (q.smallLimit >= sizeof(CallHeader)) {
+    if (!c->sendSmall(&q.outgoing, sizeof(CallHeader))) return Status::ok();
+  } else {
+    const auto* bytes = reinterpret_cast<const std::byte*>(&q.outgoing);
+    while (q.headerOutWire < sizeof(CallHeader)) {
+      auto space = c->sendSpace();
+      if (space.empty()) return Status::ok();
+      const size_t n = std::min(space.size(), sizeof(CallHeader) - q.headerOutWire);
+      memcpy(space.data(), bytes + q.headerOutWire, n);
+      c->commitSend(n);
+      q.headerOutWire += n;
+    }
+  }
+  ++q.sendCalls;
+  q.headerOutPending = false;
+  --headersPending_;
+  *moved = true;
+  return Status::ok();
+}
+
+Status Execution::acceptHeader(int peer, PeerQueues& q, const CallHeader& arrived) {
+  ++q.recvCalls;
+  --headersPending_;
+  if (sameCall(q.expected, arrived)) return Status::ok();
+  // Every peer still owed this rank's header gets it now, header alone: it is about to see the connections close,
+  // and the header tells it why.
+  for (auto& [other, p] : peers_) {
+    if (!p.headerOutPending && !p.headerPackedOut) continue;
+    if (p.smallLimit >= sizeof(CallHeader)) {
+      (void)p.connection->sendSmall(&p.outgoing, sizeof(CallHeader));
+    } else if (p.headerOutWire == 0) {
+      auto space = p.connection->sendSpace();
+      if (space.size() >= sizeof(CallHeader)) {
+        memcpy(space.data(), &p.outgoing, sizeof(CallHeader));
+        p.connection->commitSend(sizeof(CallHeader));
+        bool ignored = false;
+        (void)p.connection->progress(&ignored);
+      }
+    }
+    p.headerOutPending = p.headerPackedOut = false;
+  }
+  return checkCallHeader(q.expected, arrived, rank_, peer);
+}
+
+// A connection failed while the peer's header was still due: if the header has arrived after all, a mismatch it
+// shows is the real cause (the peer closed the connection because of it).
+Status Execution::explain(int peer, PeerQueues& q, const Status& failure) {
+  if (!q.headerInPending && !q.headerPackedIn) return failure;
+  CallHeader arrived;
+  bool got = false;
+  if (q.smallLimit >= sizeof(CallHeader)) {
+    got = q.connection->peekSmall(&arrived, sizeof(arrived));
+  } else {
+    auto data = q.connection->recvData();
+    if (q.headerInRead + data.size() >= sizeof(CallHeader)) {
+      memcpy(reinterpret_cast<std::byte*>(&q.incoming) + q.headerInRead, data.data(),
+             sizeof(CallHeader) - q.headerInRead);
+      arrived = q.incoming;
+      got = true;
+    }
+  }
+  if (!got || sameCall(q.expected, arrived)) return failure;
+  return checkCallHeader(q.expected, arrived, rank_, peer);
+}
+
+Status Execution::receiveHeader(int peer, PeerQueues& q, bool* moved) {
+  transport::Connection* c = q.connection;
+  if (q.headerPackedIn) {
+    // advanceSmallRecv takes it with the first step (and counts it then).
+    q.headerInPending = false;
+    return Status::ok();
+  }
+  CallHeader arrived;
+  if (q.smallLimit >= sizeof(CallHeader)) {
+    // One line: if the peer sent more (another call), the header at its start tells.
+    if (!c->recvSmall(&arrived, sizeof(CallHeader))) return Status::ok();
+  } else {
+    auto* bytes = reinterpret_cast<std::byte*>(&q.incoming);
+    while (q.headerInRead < sizeof(CallHeader)) {
+      auto data = c->recvData();
+      if (data.empty()) return Status::ok();
+      const size_t n = std::min(data.size(), sizeof(CallHeader) - q.headerInRead);
+      memcpy(bytes + q.headerInRead, data.data(), n);
+      c->consumeRecv(n);
+      q.headerInRead += n;
+    }
+    arrived = q.incoming;
+  }
+  q.headerInPending = false;
+  *moved = true;
+  return acceptHeader(peer, q, arrived);
 }
 
 void Execution::rewind(uint64_t sequence) {
@@ -93,6 +251,7 @@ void Execution::rewind(uint64_t sequence) {
     q.nextSend = q.nextRecv = 0;
     drained_ = drained_ && q.sends.empty();
   }
+  armHeaders();
   remaining_ = work_.size();
 }
 
@@ -106,7 +265,10 @@ Execution::PeerQueues& Execution::queues(int peer) {
   for (auto& [p, q] : peers_)
     if (p == peer) return q;
   peers_.emplace_back(peer, PeerQueues{});
-  peers_.back().second.connection = connection_(peer);
+  PeerQueues& q = peers_.back().second;
+  q.connection = connection_(peer);
+  q.smallLimit = q.connection->smallMessageLimit();
+  q.smallFirstPart = q.connection->smallMessageFirstPart();
   return peers_.back().second;
 }
 
@@ -133,10 +295,14 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
     work_.push_back(w);
     ++remaining_;
     if (isSend(s.kind)) {
-      queues(s.peer).sends.push_back(index);
+      PeerQueues& q = queues(s.peer);
+      q.sends.push_back(index);
+      q.sendFlow = mix(q.sendFlow, s.bytes);
       drained_ = false;
     } else if (isRecv(s.kind)) {
-      queues(s.peer).recvs.push_back(index);
+      PeerQueues& q = queues(s.peer);
+      q.recvs.push_back(index);
+      q.recvFlow = mix(q.recvFlow, s.bytes);
     } else {
       locals_.push_back(index);
     }
@@ -257,29 +423,62 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
   return Status::ok();
 }
 
-Status Execution::advanceSmallSend(Work& w, transport::Connection* c, bool* moved) {
-  if (depLimit(w) < w.bytes || !c->sendSmall(w.src, w.bytes)) return Status::ok();
-  *moved = true;
-  finish(w);
-  return Status::ok();
-}
-
-Status Execution::advanceSmallRecv(Work& w, transport::Connection* c, bool* moved) {
+Status Execution::advanceSmallSend(Work& w, PeerQueues& q, bool* moved) {
   if (depLimit(w) < w.bytes) return Status::ok();
-  if (w.kind == StepKind::kRecv) {
-    if (!c->recvSmall(w.dst, w.bytes)) return Status::ok();
-  } else {
-    alignas(64) std::byte incoming[kSmallBuffer];
-    if (!c->recvSmall(incoming, w.bytes)) return Status::ok();
-    w.reduce(w.dst, w.src, incoming, w.bytes / w.elemSize);
+  transport::Connection* c = q.connection;
+  if (q.headerPackedOut) {
+    alignas(64) std::byte message[kSmallBuffer];
+    memcpy(message, &q.outgoing, sizeof(CallHeader));
+    memcpy(message + sizeof(CallHeader), w.src, w.bytes);
+    if (!c->sendSmall(message, sizeof(CallHeader) + w.bytes)) return Status::ok();
+    q.headerPackedOut = false;
+  } else if (!c->sendSmall(w.src, w.bytes)) {
+    return Status::ok();
   }
   *moved = true;
   finish(w);
   return Status::ok();
 }
 
-Status Execution::advanceSend(Work& w, transport::Connection* c, bool* moved) {
-  if (w.small) return advanceSmallSend(w, c, moved);
+Status Execution::advanceSmallRecv(Work& w, PeerQueues& q, bool* moved) {
+  if (depLimit(w) < w.bytes) return Status::ok();
+  transport::Connection* c = q.connection;
+  alignas(64) std::byte incoming[kSmallBuffer];
+  const bool packed = q.headerPackedIn;
+  const size_t skip = packed ? sizeof(CallHeader) : 0;
+  if (packed && skip + w.bytes > q.smallFirstPart && !q.headerPeeked) {
+    // A message of several parts: its header is checked as soon as the first part is in, so that a peer that sent
+    // a shorter message (another call) is an error now rather than a wait for parts that never come.
+    CallHeader arrived;
+    if (!c->peekSmall(&arrived, sizeof(arrived))) return Status::ok();
+    q.headerPeeked = true;
+    CHORUS_TRY(acceptHeader(w.peer, q, arrived));
+  }
+  if (w.kind == StepKind::kRecv && !packed) {
+    if (!c->recvSmall(w.dst, w.bytes)) return Status::ok();
+  } else {
+    if (!c->recvSmall(incoming, skip + w.bytes)) return Status::ok();
+    if (packed && !q.headerPeeked) {
+      CallHeader arrived;
+      memcpy(&arrived, incoming, sizeof(arrived));
+      q.headerPackedIn = false;
+      CHORUS_TRY(acceptHeader(w.peer, q, arrived));
+    }
+    if (w.kind == StepKind::kRecv) {
+      memcpy(w.dst, incoming + skip, w.bytes);
+    } else {
+      w.reduce(w.dst, w.src, incoming + skip, w.bytes / w.elemSize);
+    }
+  }
+  q.headerPackedIn = false;
+  *moved = true;
+  finish(w);
+  return Status::ok();
+}
+
+Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
+  transport::Connection* c = q.connection;
+  if (w.small) return advanceSmallSend(w, q, moved);
   if (w.direct) return advanceDirectSend(w, c, moved);
   if (w.kind == StepKind::kSendSize) {
     auto space = c->sendSpace();
@@ -312,7 +511,7 @@ Status Execution::advanceSend(Work& w, transport::Connection* c, bool* moved) {
 
 Status Execution::advanceRecv(Work& w, PeerQueues& q, bool* moved) {
   transport::Connection* c = q.connection;
-  if (w.small) return advanceSmallRecv(w, c, moved);
+  if (w.small) return advanceSmallRecv(w, q, moved);
   if (w.direct) return advanceDirectRecv(w, q, moved);
   if (w.kind == StepKind::kRecvSize) {
     auto data = c->recvData();
@@ -380,20 +579,23 @@ Status Execution::advance(bool* moved) {
     *moved = true;
   }
   for (auto& [peer, q] : peers_) {
-    while (q.nextSend < q.sends.size()) {
+    // The peer's header first: when the calls differ, that is the error to report, not what sending would meet.
+    if (q.headerInPending) CHORUS_TRY(receiveHeader(peer, q, moved));
+    if (q.headerOutPending) CHORUS_TRY(sendHeader(q, moved));
+    while (!q.headerOutPending && q.nextSend < q.sends.size()) {
       Work& w = work_[q.sends[q.nextSend]];
-      CHORUS_TRY(advanceSend(w, q.connection, moved));
+      CHORUS_TRY(advanceSend(w, q, moved));
       if (!w.complete) break;
       ++q.nextSend;
     }
-    while (q.nextRecv < q.recvs.size()) {
+    while (!q.headerInPending && q.nextRecv < q.recvs.size()) {
       Work& w = work_[q.recvs[q.nextRecv]];
       CHORUS_TRY(advanceRecv(w, q, moved));
       if (!w.complete) break;
       ++q.nextRecv;
     }
   }
-  if (remaining_ == 0 && !drained_) {
+  if (remaining_ == 0 && headersPending_ == 0 && !drained_) {
     drained_ = true;
     for (auto& [peer, q] : peers_) drained_ = drained_ && q.connection->sendDrained();
   }
@@ -402,17 +604,19 @@ Status Execution::advance(bool* moved) {
 
 Status Execution::pollConnections(bool livenessCheck, bool* moved) {
   for (auto& [peer, q] : peers_) {
-    bool pending = q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || !q.connection->sendDrained();
+    bool pending = q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || q.headerInPending ||
+                   q.headerOutPending || !q.connection->sendDrained();
     if (!pending) continue;
     Status st = livenessCheck ? q.connection->checkPeer() : q.connection->progress(moved);
-    if (!st.isOk()) return st;
+    if (!st.isOk()) return explain(peer, q, st);
     // A peer that finished and closed is fine unless this side still needs to exchange bytes with it.
     if (q.connection->peerClosed()) {
-      const bool waitsForData = q.nextRecv < q.recvs.size() && !q.connection->hasIncoming();
-      const bool mustSend = q.nextSend < q.sends.size() || !q.connection->sendDrained();
+      const bool waitsForData = (q.nextRecv < q.recvs.size() || q.headerInPending) && !q.connection->hasIncoming();
+      const bool mustSend = q.nextSend < q.sends.size() || q.headerOutPending || !q.connection->sendDrained();
       if (waitsForData || mustSend) {
-        return remoteError("rank " + std::to_string(peer) + " closed its " + q.connection->transportName() +
-                           " connection");
+        return explain(peer, q,
+                       remoteError("rank " + std::to_string(peer) + " closed its " + q.connection->transportName() +
+                                   " connection"));
       }
     }
   }
@@ -421,7 +625,8 @@ Status Execution::pollConnections(bool livenessCheck, bool* moved) {
 
 bool Execution::addPollFds(std::vector<pollfd>* fds) {
   for (auto& [peer, q] : peers_) {
-    bool pending = q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || !q.connection->sendDrained();
+    bool pending = q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || q.headerInPending ||
+                   q.headerOutPending || !q.connection->sendDrained();
     if (pending && !q.connection->addPollFds(fds)) return false;
   }
   return true;
@@ -430,7 +635,10 @@ bool Execution::addPollFds(std::vector<pollfd>* fds) {
 std::string Execution::pendingPeers() const {
   std::string out;
   for (const auto& [peer, q] : peers_) {
-    const char* what = q.nextRecv < q.recvs.size() ? "recv" : (q.nextSend < q.sends.size() ? "send" : nullptr);
+    const char* what = q.headerInPending             ? "the start of its call"
+                       : q.nextRecv < q.recvs.size() ? "recv"
+                       : q.nextSend < q.sends.size() ? "send"
+                                                     : nullptr;
     if (!what) continue;
     if (!out.empty()) out += ", ";
     out += "rank " + std::to_string(peer) + " (" + what + ")";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "algorithms/plan.hpp"
+#include "engine/call_header.hpp"
 #include "kernels/reduce.hpp"
 #include "transports/transport.hpp"
 
@@ -40,8 +41,12 @@ class Execution {
 
   /// Appends a plan bound to `binding`. Plans appended later use each peer stream after the earlier ones.
   void append(const algo::Plan& plan, const Binding& binding);
+  /// Once every plan of the call is appended: each peer stream the call uses starts with a header built from
+  /// `signature`, checked by the receiver before anything else (call_header.hpp). Off with CHORUS_CHECK_CALLS=0;
+  /// a call that is not signed (the plan simulator) sends none.
+  void sign(const CallSignature& signature);
 
-  bool done() const { return remaining_ == 0 && drained_; }
+  bool done() const { return remaining_ == 0 && headersPending_ == 0 && drained_; }
   /// Makes whatever progress is possible without waiting. Sets *moved when any byte moved.
   Status advance(bool* moved);
   /// Polls the connections with pending work (tcp moves bytes here; *moved tells) and reports dead peers.
@@ -81,18 +86,39 @@ class Execution {
     std::vector<int> sends, recvs;  // step indices in stream order
     size_t nextSend = 0, nextRecv = 0;
     std::vector<std::byte> bounce;  // direct receives that reduce stage the peer's bytes here
+    // Call headers: the byte counts of this call's steps in each direction, folded into a digest and summed.
+    uint32_t sendFlow = 0, recvFlow = 0;
+    // Calls whose header went out to / came in from this peer, over the communicator's life.
+    uint32_t sendCalls = 0, recvCalls = 0;
+    bool headerOutPending = false, headerInPending = false;
+    // The header rides in the same small message as the first step when both fit (one line for a small call).
+    bool headerPackedOut = false, headerPackedIn = false;
+    bool packFirstSend = false, packFirstRecv = false;  // whether this call's first steps can carry the header
+    bool headerPeeked = false;                          // a packed header checked before its message was all in
+    size_t headerOutWire = 0, headerInRead = 0;         // bytes of the header moved so far (streams move it in parts)
+    CallHeader outgoing, expected, incoming;            // this call's header out, the one due in, and its arrival
+    size_t smallLimit = 0, smallFirstPart = 0;          // the connection's small-message sizes, read once
   };
 
   size_t depLimit(const Work& w) const;
   size_t allowedWire(const Work& w) const;
-  Status advanceSend(Work& w, transport::Connection* c, bool* moved);
+  Status advanceSend(Work& w, PeerQueues& q, bool* moved);
   Status advanceRecv(Work& w, PeerQueues& q, bool* moved);
-  Status advanceSmallSend(Work& w, transport::Connection* c, bool* moved);
-  Status advanceSmallRecv(Work& w, transport::Connection* c, bool* moved);
+  Status advanceSmallSend(Work& w, PeerQueues& q, bool* moved);
+  Status advanceSmallRecv(Work& w, PeerQueues& q, bool* moved);
+  /// Whether the call header and step `index` travel as one small message.
+  bool packsHeader(const PeerQueues& q, int index) const;
   Status advanceDirectSend(Work& w, transport::Connection* c, bool* moved);
   Status advanceDirectRecv(Work& w, PeerQueues& q, bool* moved);
   void finish(Work& w);
   PeerQueues& queues(int peer);
+  /// Marks a header due on every stream this call uses (sign() and rewind()).
+  void armHeaders();
+  CallHeader headerFor(uint32_t flow, uint32_t backFlow) const;
+  Status sendHeader(PeerQueues& q, bool* moved);
+  Status receiveHeader(int peer, PeerQueues& q, bool* moved);
+  Status acceptHeader(int peer, PeerQueues& q, const CallHeader& arrived);
+  Status explain(int peer, PeerQueues& q, const Status& failure);
 
   int rank_;
   const char* what_ = "plan";
@@ -108,6 +134,10 @@ class Execution {
   bool drained_ = true;
   int64_t spinIterations_ = 0;
   size_t directThreshold_ = 0;
+  bool checkCalls_ = true;     // CHORUS_CHECK_CALLS
+  bool signed_ = false;        // this call sends and checks headers
+  size_t headersPending_ = 0;  // headers of this call still to send or check
+  CallSignature signature_;
 };
 
 /// Runs the executions until all are done, an error occurs, `deadline` seconds pass or an abort flag is raised.

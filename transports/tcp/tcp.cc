@@ -69,16 +69,19 @@ class TcpConnection final : public Connection {
   }
 
   Status progress(bool* moved) override {
-    CHORUS_TRY(pushOut(moved));
-    CHORUS_TRY(pushDirect(moved));
+    Status pushed = pushOut(moved);
+    if (pushed.isOk()) pushed = pushDirect(moved);
     // One poll() tells which sockets have bytes: a waiting rank then makes one system call per round instead of a
     // failing recv() per socket, which on few cores took time and socket locks from the peer's transfer.
     pollFds_.clear();
     for (int fd : fds_) pollFds_.push_back({fd, POLLIN, 0});
     pollFds_.push_back({bulkFd_, POLLIN, 0});
-    if (poll(pollFds_.data(), pollFds_.size(), 0) < 0 && errno != EINTR) return fail("poll", -1);
+    if (poll(pollFds_.data(), pollFds_.size(), 0) < 0 && errno != EINTR)
+      return pushed.isOk() ? fail("poll", -1) : pushed;
     bulkReadable_ = bulkReadable_ || pollFds_.back().revents != 0;
-    return pullIn(moved);
+    // When the peer went away, what it sent before is still read: it may say why (a mismatched call's header).
+    Status pulled = pullIn(moved);
+    return pushed.isOk() ? pulled : pushed;
   }
 
   // Direct transfers travel on their own socket, in the order of their descriptors in the stream: the sender's

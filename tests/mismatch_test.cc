@@ -1,0 +1,147 @@
+// Mismatched calls across ranks and what follows them, as processes over shm and tcp: each mismatch fails the call
+// on both ranks with both sides' arguments in the message, and the communicator is then poisoned (every later call
+// fails at once with the cause) instead of returning success with another call's bytes. A rank that times out
+// leaves its peer an error too, never wrong data.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/support/process_ranks.hpp"
+
+namespace chorus::testing {
+namespace {
+
+class Mismatch : public ::testing::TestWithParam<std::string> {
+ protected:
+  // Runs `call` (given this rank) on two process ranks; each must fail, with `expected` in its message, and the
+  // next, matching AllReduce must fail too, naming the earlier failure.
+  void expectBothFail(const std::function<Status(Communicator&, int)>& call, const std::string& expected) {
+    auto results = runProcesses(2, GetParam(), [&](Communicator& comm) -> std::string {
+      Status st = call(comm, comm.rank());
+      if (st.isOk()) return "the mismatched call succeeded";
+      if (st.message().find(expected) == std::string::npos) return "unexpected message: " + st.message();
+      std::vector<float> data(64, 1.0f);
+      Status next = comm.allReduce(data.data(), data.data(), data.size(), DataType::kFloat32, RedOp{});
+      if (next.isOk()) return "a call after the mismatch succeeded";
+      if (next.message().find("earlier call failed") == std::string::npos)
+        return "the call after the mismatch: " + next.message();
+      if (comm.asyncError().isOk()) return "asyncError reports success after the mismatch";
+      return "";
+    });
+    for (size_t r = 0; r < results.size(); ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
+  }
+};
+
+TEST_P(Mismatch, CountsDiffer) {
+  std::vector<float> data(1000000, 1.0f);
+  expectBothFail(
+      [&](Communicator& c, int rank) {
+        return c.allReduce(data.data(), data.data(), rank == 0 ? 1000000 : 1000, DataType::kFloat32, RedOp{});
+      },
+      "count 1000000");
+}
+
+TEST_P(Mismatch, SmallCountsDiffer) {
+  std::vector<float> data(64, 1.0f);
+  expectBothFail(
+      [&](Communicator& c, int rank) {
+        return c.allReduce(data.data(), data.data(), rank == 0 ? 2 : 3, DataType::kFloat32, RedOp{});
+      },
+      "mismatched calls");
+}
+
+TEST_P(Mismatch, DatatypesOfTheSameSizeDiffer) {
+  std::vector<float> data(4096, 1.0f);
+  expectBothFail(
+      [&](Communicator& c, int rank) {
+        return c.allReduce(data.data(), data.data(), data.size(), rank == 0 ? DataType::kFloat32 : DataType::kInt32,
+                           RedOp{});
+      },
+      "int32");
+}
+
+TEST_P(Mismatch, OpsDiffer) {
+  std::vector<float> data(16, 1.0f);
+  expectBothFail(
+      [&](Communicator& c, int rank) {
+        RedOp op{rank == 0 ? RedOpKind::kSum : RedOpKind::kMax, 1.0};
+        return c.allReduce(data.data(), data.data(), data.size(), DataType::kFloat32, op);
+      },
+      "max");
+}
+
+TEST_P(Mismatch, BroadcastRootsDiffer) {
+  std::vector<float> data(4096, 1.0f);
+  expectBothFail([&](Communicator& c,
+                     int rank) { return c.broadcast(data.data(), data.data(), data.size(), DataType::kFloat32, rank); },
+                 "mismatched calls");
+}
+
+TEST_P(Mismatch, CollectivesDiffer) {
+  std::vector<float> data(256, 1.0f);
+  expectBothFail(
+      [&](Communicator& c, int rank) {
+        if (rank == 0) return c.allReduce(data.data(), data.data(), data.size(), DataType::kFloat32, RedOp{});
+        return c.allGather(data.data(), data.data(), 128, DataType::kFloat32);
+      },
+      "AllGather");
+}
+
+TEST_P(Mismatch, SendAndRecvSizesDiffer) {
+  std::vector<float> data(1 << 16, 1.0f);
+  expectBothFail(
+      [&](Communicator& c, int rank) {
+        if (rank == 0) return c.send(data.data(), 1000, DataType::kFloat32, 1);
+        return c.recv(data.data(), 2000, DataType::kFloat32, 0);
+      },
+      "differ");
+}
+
+// Rank 1 arrives after rank 0's timeout: rank 0 fails with the timeout, rank 1 with an error (rank 0 closed its
+// connections when it failed), and no later call on either returns success.
+TEST_P(Mismatch, ALateRankGetsAnErrorNotWrongData) {
+  setenv("CHORUS_TIMEOUT", "1", 1);
+  auto results = runProcesses(2, GetParam(), [](Communicator& comm) -> std::string {
+    std::vector<float> data(1 << 16, 1.0f);
+    if (comm.rank() == 1) usleep(1600 * 1000);
+    Status st = comm.allReduce(data.data(), data.data(), data.size(), DataType::kFloat32, RedOp{});
+    if (st.isOk()) return "the call with a late peer succeeded";
+    for (int i = 0; i < 3; ++i) {
+      std::fill(data.begin(), data.end(), 1.0f);
+      if (comm.allReduce(data.data(), data.data(), data.size(), DataType::kFloat32, RedOp{}).isOk())
+        return "a later call succeeded (data " + std::to_string(data[0]) + ")";
+    }
+    return "";
+  });
+  unsetenv("CHORUS_TIMEOUT");
+  for (size_t r = 0; r < results.size(); ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
+}
+
+// Matching calls of every kind still run, and CHORUS_CHECK_CALLS=0 turns the check off.
+TEST_P(Mismatch, MatchingCallsStillRun) {
+  for (const char* check : {"1", "0"}) {
+    setenv("CHORUS_CHECK_CALLS", check, 1);
+    auto results = runProcesses(2, GetParam(), [](Communicator& comm) -> std::string {
+      for (size_t count : {size_t{1}, size_t{2}, size_t{300}, size_t{1} << 20}) {
+        std::vector<float> data(count, static_cast<float>(comm.rank() + 1));
+        Status st = comm.allReduce(data.data(), data.data(), count, DataType::kFloat32, RedOp{});
+        if (!st.isOk()) return st.message();
+        if (data[count - 1] != 3.0f) return "wrong sum";
+      }
+      return "";
+    });
+    unsetenv("CHORUS_CHECK_CALLS");
+    for (size_t r = 0; r < results.size(); ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r << " check " << check;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, Mismatch, ::testing::Values("shm", "tcp"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace chorus::testing
