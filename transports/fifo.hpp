@@ -97,16 +97,30 @@ class Fifo {
 
   /// Line channel, producer: writes a whole message of 1..kSmallMessage bytes, or returns false when the lines
   /// are full.
-  bool sendLines(const void* src, size_t bytes) {
-    const uint64_t need = linesFor(bytes);
+  bool sendLines(const void* src, size_t bytes) { return sendLines(nullptr, 0, src, bytes); }
+  /// The same for a message of two parts, `head` (at most one line's payload) then `src`.
+  bool sendLines(const void* head, size_t headBytes, const void* src, size_t bytes) {
+    const size_t total = headBytes + bytes;
+    const uint64_t need = linesFor(total);
     if (linesSent_ + need - cachedConsumed_ > LineArea::kLines) {
       cachedConsumed_ = lines_->consumed.load(std::memory_order_acquire);
       if (linesSent_ + need - cachedConsumed_ > LineArea::kLines) return false;
     }
     const auto* from = static_cast<const std::byte*>(src);
-    for (uint64_t i = 0; i < need; ++i, from += Line::kPayload) {
+    size_t left = bytes;
+    for (uint64_t i = 0; i < need; ++i) {
       Line& line = lines_->lines[(linesSent_ + i) % LineArea::kLines];
-      memcpy(line.payload, from, i + 1 < need ? Line::kPayload : bytes - i * Line::kPayload);
+      size_t room = Line::kPayload;
+      std::byte* to = line.payload;
+      if (i == 0 && headBytes > 0) {
+        memcpy(to, head, headBytes);
+        to += headBytes;
+        room -= headBytes;
+      }
+      const size_t n = left < room ? left : room;
+      memcpy(to, from, n);
+      from += n;
+      left -= n;
       line.flag.store(linesSent_ + i + 1, std::memory_order_release);
     }
     linesSent_ += need;

@@ -42,6 +42,9 @@ class FifoConnection final : public Connection {
 
   size_t smallMessageLimit() override { return Fifo::kSmallMessage; }
   bool sendSmall(const void* src, size_t bytes) override { return out_.sendLines(src, bytes); }
+  bool sendSmall2(const void* head, size_t headBytes, const void* src, size_t bytes) override {
+    return out_.sendLines(head, headBytes, src, bytes);
+  }
   bool recvSmall(void* dst, size_t bytes) override { return in_.recvLines(dst, bytes); }
   bool peekSmall(void* dst, size_t bytes) override { return in_.peekLine(dst, bytes); }
   size_t smallMessageFirstPart() override { return Line::kPayload; }

@@ -56,6 +56,9 @@ class Connection {
   /// channel stays in order. A limit of 0 means no such channel.
   virtual size_t smallMessageLimit() { return 0; }
   virtual bool sendSmall(const void* src, size_t bytes) { return false; }
+  /// One small message made of `head` then `src` (a call header and the first step's bytes), without assembling it
+  /// first.
+  virtual bool sendSmall2(const void* head, size_t headBytes, const void* src, size_t bytes) { return false; }
   virtual bool recvSmall(void* dst, size_t bytes) { return false; }
   /// Copies the first `bytes` (at most one line's payload, 56) of the next small message without taking it; false
   /// until its first line has arrived.

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "chorus/status.hpp"
@@ -51,6 +52,12 @@ static_assert(sizeof(CallHeader) == 48);
 inline bool sameCall(const CallHeader& expected, const CallHeader& arrived) {
   return arrived.magic == CallHeader::kMagic && arrived.streamCall == expected.streamCall &&
          arrived.digest == expected.digest && arrived.flow == expected.flow && arrived.backFlow == expected.backFlow;
+}
+
+/// The same check on a header still in a receive buffer: the fields it compares are the first 20 bytes.
+inline bool sameCallAt(const CallHeader& expected, const void* arrived) {
+  static_assert(offsetof(CallHeader, backFlow) + sizeof(uint32_t) == 20);
+  return memcmp(&expected, arrived, 20) == 0;
 }
 
 /// "AllReduce #5 (count 1000 float sum root 0)", or "a group of 3 operations starting with ...".

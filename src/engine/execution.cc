@@ -427,10 +427,7 @@ Status Execution::advanceSmallSend(Work& w, PeerQueues& q, bool* moved) {
   if (depLimit(w) < w.bytes) return Status::ok();
   transport::Connection* c = q.connection;
   if (q.headerPackedOut) {
-    alignas(64) std::byte message[kSmallBuffer];
-    memcpy(message, &q.outgoing, sizeof(CallHeader));
-    memcpy(message + sizeof(CallHeader), w.src, w.bytes);
-    if (!c->sendSmall(message, sizeof(CallHeader) + w.bytes)) return Status::ok();
+    if (!c->sendSmall2(&q.outgoing, sizeof(CallHeader), w.src, w.bytes)) return Status::ok();
     q.headerPackedOut = false;
   } else if (!c->sendSmall(w.src, w.bytes)) {
     return Status::ok();
@@ -459,10 +456,15 @@ Status Execution::advanceSmallRecv(Work& w, PeerQueues& q, bool* moved) {
   } else {
     if (!c->recvSmall(incoming, skip + w.bytes)) return Status::ok();
     if (packed && !q.headerPeeked) {
-      CallHeader arrived;
-      memcpy(&arrived, incoming, sizeof(arrived));
       q.headerPackedIn = false;
-      CHORUS_TRY(acceptHeader(w.peer, q, arrived));
+      if (sameCallAt(q.expected, incoming)) {
+        ++q.recvCalls;
+        --headersPending_;
+      } else {
+        CallHeader arrived;
+        memcpy(&arrived, incoming, sizeof(arrived));
+        CHORUS_TRY(acceptHeader(w.peer, q, arrived));
+      }
     }
     if (w.kind == StepKind::kRecv) {
       memcpy(w.dst, incoming + skip, w.bytes);
