@@ -29,4 +29,21 @@ run torchrun torchrun_env
 run slurm slurm_env
 run pmi pmi_env
 run explicit explicit_env
+secret_env() { echo "PMI_RANK=$1 PMI_SIZE=$n CHORUS_COMM_ID=127.0.0.1:$((port + 9)) CHORUS_COMM_SECRET=job-$port"; }
+run secret secret_env
+
+# Without CHORUS_COMM_SECRET the run says the address alone admits anyone; a rank with another secret is refused
+# (its init fails with an error, the others' too, well before the default timeout).
+explicit_log=$(NCCL_DEBUG=WARN PMI_RANK=0 PMI_SIZE=1 CHORUS_COMM_ID=127.0.0.1:$((port + 11)) "$tool" -b 8 -e 8 -c 0 2>&1)
+grep -q "without CHORUS_COMM_SECRET" <<<"$explicit_log" || { echo "secret warning: FAILED"; echo "$explicit_log"; fail=1; }
+pids=()
+for r in 0 1; do
+  PMI_RANK=$r PMI_SIZE=2 CHORUS_COMM_ID=127.0.0.1:$((port + 13)) CHORUS_COMM_SECRET=job-$r CHORUS_TIMEOUT=5 \
+    "$tool" -b 8 -e 8 -c 0 >"/tmp/chorus-launcher-wrongsecret-$r.log" 2>&1 &
+  pids+=($!)
+done
+refused=1
+for p in "${pids[@]}"; do wait "$p" && refused=0; done
+if [ $refused = 1 ]; then echo "wrong secret: ok (refused)"; else echo "wrong secret: FAILED (a rank joined)"; fail=1; fi
+rm -f /tmp/chorus-launcher-wrongsecret-*.log
 exit $fail

@@ -1,18 +1,38 @@
 #include "chorus/unique_id.hpp"
 
+#include <mutex>
 #include <random>
 
 #include "bootstrap/id_layout.hpp"
 #include "bootstrap/socket.hpp"
 #include "bootstrap/store.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
 
 namespace chorus {
 
 using bootstrap::IdLayout;
 
 namespace {
-// The secret of an id built from an explicit address: every rank must derive the same one, as NCCL does.
-constexpr uint64_t kFixedSecret = 0x0280028002800280ull;
+
+// The secret of an id built from an address: every rank must derive the same one. CHORUS_COMM_SECRET makes it the
+// job's own; without it, it is a constant anyone can know (as in NCCL), which the first use says once.
+uint64_t addressSecret() {
+  const std::string& secret = settings().commSecret;
+  if (secret.empty()) {
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      CHORUS_WARN(kBootstrap,
+                  "rendezvous by address without CHORUS_COMM_SECRET: anyone who can reach the root's port can join "
+                  "or write its keys; set CHORUS_COMM_SECRET to the same text on every rank of the job");
+    });
+    return 0x0280028002800280ull;
+  }
+  uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (unsigned char c : secret) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 }  // namespace
 
 Status UniqueId::create(UniqueId* out) {
@@ -28,7 +48,7 @@ Status UniqueId::create(UniqueId* out) {
 Status UniqueId::fromAddress(const std::string& hostPort, UniqueId* out) {
   net::Endpoint ep;
   CHORUS_TRY(net::Endpoint::parse(hostPort, &ep));
-  *out = bootstrap::encodeId(IdLayout{bootstrap::kIdMagic, kFixedSecret, ep.ip, ep.port, 1});
+  *out = bootstrap::encodeId(IdLayout{bootstrap::kIdMagic, addressSecret(), ep.ip, ep.port, 1});
   return Status::ok();
 }
 

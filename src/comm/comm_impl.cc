@@ -12,6 +12,7 @@
 
 #include "bootstrap/host_id.hpp"
 #include "chorus/version.hpp"
+#include "comm/peer_info.hpp"
 #include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
@@ -47,30 +48,6 @@ Status loadTuningFile(tuner::CostTable* costs) {
   text << in.rdbuf();
   Status st = tuner::parseTuning(text.str(), costs);
   return st.isOk() ? st : st.withContext("CHORUS_TUNING_FILE " + path);
-}
-
-std::string encode(const PeerInfo& p) {
-  std::ostringstream os;
-  os << p.rank << '\n'
-     << p.hostId << '\n'
-     << p.machineId << '\n'
-     << p.pid << '\n'
-     << p.processToken << '\n'
-     << p.tcpAddress;
-  return os.str();
-}
-
-Status decode(const std::string& blob, PeerInfo* p) {
-  std::istringstream is(blob);
-  std::string rank, pid, token;
-  if (!std::getline(is, rank) || !std::getline(is, p->hostId) || !std::getline(is, p->machineId) ||
-      !std::getline(is, pid) || !std::getline(is, token) || !std::getline(is, p->tcpAddress)) {
-    return internalError("malformed peer info from the bootstrap store");
-  }
-  p->rank = std::stoi(rank);
-  p->pid = std::stoi(pid);
-  p->processToken = std::stoull(token);
-  return Status::ok();
 }
 
 // Each rank's FIFOs share a memory budget, so FIFOs shrink as the communicator grows (64 KiB at least).
@@ -173,9 +150,9 @@ Status CommImpl::connectPeers() {
   CHORUS_TRY(transport::makeTcpTransport(&tcp_, &mine.tcpAddress));
 
   std::vector<std::string> blobs;
-  CHORUS_TRY(bootstrap_->allGather("peers", encode(mine), &blobs));
+  CHORUS_TRY(bootstrap_->allGather("peers", encodePeerInfo(mine), &blobs));
   peers_.resize(nranks_);
-  for (int r = 0; r < nranks_; ++r) CHORUS_TRY(decode(blobs[r], &peers_[r]));
+  for (int r = 0; r < nranks_; ++r) CHORUS_TRY(decodePeerInfo(blobs[r], r, &peers_[r]));
 
   // One transport per peer: forced by CHORUS_TRANSPORT, else the closest one both sides can use.
   std::map<std::string, std::vector<int>> byTransport;

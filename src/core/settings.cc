@@ -18,6 +18,9 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_TIMEOUT", "", "300", "seconds any wait may last before it fails with a timeout error"},
     {"CHORUS_TRANSPORT", "", "", "force one transport for every peer: loopback, shm or tcp"},
     {"CHORUS_COMM_ID", "NCCL_COMM_ID", "", "host:port of the rendezvous root for the environment launchers"},
+    {"CHORUS_COMM_SECRET", "", "",
+     "a per-job secret (any text, the same on every rank) for rendezvous by address (CHORUS_COMM_ID, torchrun's "
+     "MASTER_ADDR): without it the address alone admits anyone who can reach it"},
     {"CHORUS_HOST_ID", "NCCL_HOSTID", "", "host identity override (default hostname + boot id)"},
     {"CHORUS_SHM_BUFFER", "", "4194304", "bytes of each shared-memory FIFO (one per direction per peer)"},
     {"CHORUS_TCP_BUFFER", "", "4194304", "bytes of each tcp staging FIFO (one per direction per peer)"},
@@ -126,6 +129,7 @@ Settings parse(std::string* errors) {
   s.timeoutSeconds = seconds("CHORUS_TIMEOUT", 300.0);
   s.transport = oneOf("CHORUS_TRANSPORT", "", "", {"loopback", "shm", "tcp"}, "one of loopback, shm, tcp");
   s.commId = str("CHORUS_COMM_ID", "NCCL_COMM_ID", "");
+  s.commSecret = str("CHORUS_COMM_SECRET", "", "");
   s.hostId = str("CHORUS_HOST_ID", "NCCL_HOSTID", "");
   s.shmBufferBytes = integer("CHORUS_SHM_BUFFER", 4 << 20);
   s.tcpBufferBytes = integer("CHORUS_TCP_BUFFER", 4 << 20);

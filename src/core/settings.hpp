@@ -15,6 +15,7 @@ struct Settings {
   double timeoutSeconds = 300;      // CHORUS_TIMEOUT
   std::string transport;            // CHORUS_TRANSPORT
   std::string commId;               // CHORUS_COMM_ID / NCCL_COMM_ID
+  std::string commSecret;           // CHORUS_COMM_SECRET
   std::string hostId;               // CHORUS_HOST_ID / NCCL_HOSTID
   int64_t shmBufferBytes = 0;       // CHORUS_SHM_BUFFER
   int64_t tcpBufferBytes = 0;       // CHORUS_TCP_BUFFER

@@ -1,0 +1,16 @@
+// What each rank publishes about itself at init (transport::PeerInfo), as text in the bootstrap store. The reader
+// trusts nothing: a malformed or foreign entry is an error naming the field, never an exception or a wrong peer.
+#pragma once
+
+#include <string>
+
+#include "chorus/status.hpp"
+#include "transports/transport.hpp"
+
+namespace chorus {
+
+std::string encodePeerInfo(const transport::PeerInfo& p);
+/// Parses the entry published under rank `rank`'s name; it must say that it is rank `rank`.
+Status decodePeerInfo(const std::string& blob, int rank, transport::PeerInfo* out);
+
+}  // namespace chorus
