@@ -508,12 +508,16 @@ Status CommImpl::execute(Operation op) {
   worker_.drain();
   single_.clear();
   single_.push_back(std::move(op));
+  return runLogged(single_);
+}
+
+Status CommImpl::runLogged(const std::vector<Operation>& ops) {
   // The clock is read only when the COLL line will be printed.
-  if (!log::enabled(log::Level::kInfo, log::kColl)) return runOwned(single_);
+  if (!log::enabled(log::Level::kInfo, log::kColl)) return runOwned(ops);
   const auto start = std::chrono::steady_clock::now();
-  Status st = runOwned(single_);
+  Status st = runOwned(ops);
   log::RankScope scope(rank_);
-  logCalls(single_, microsecondsSince(start), st);
+  logCalls(ops, microsecondsSince(start), st);
   return st;
 }
 
@@ -522,12 +526,7 @@ Request CommImpl::submit(Operation op) {
     std::vector<Operation> ops;
     ops.push_back(std::move(op));
     std::lock_guard<std::mutex> lock(executionMutex_);
-    if (!log::enabled(log::Level::kInfo, log::kColl)) return runOwned(ops);
-    const auto start = std::chrono::steady_clock::now();
-    Status st = runOwned(ops);
-    log::RankScope scope(rank_);
-    logCalls(ops, microsecondsSince(start), st);
-    return st;
+    return runLogged(ops);
   });
 }
 

@@ -99,6 +99,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Runs `ops`. The caller owns the execution: the async worker and groups hold executionMutex_; a blocking call
   /// runs on the thread that uses the communicator, after draining the worker.
   Status runOwned(const std::vector<Operation>& ops);
+  /// runOwned, timed and followed by the COLL log lines when they are enabled.
+  Status runLogged(const std::vector<Operation>& ops);
 
   int rank_ = 0;
   int nranks_ = 0;

@@ -51,15 +51,16 @@ Status checkCallHeader(const CallHeader& expected, const CallHeader& arrived, in
   } else {
     why = "the bytes to exchange differ (Send/Recv sizes or layouts)";
   }
+  // Every field a message shows agrees, yet the digests differ: a later operation of a group, or the algorithm.
+  const bool looksAlike = arrived.count == expected.count && arrived.type == expected.type &&
+                          arrived.dtype == expected.dtype && arrived.op == expected.op &&
+                          arrived.root == expected.root && arrived.streamCall == expected.streamCall &&
+                          arrived.operations == expected.operations && arrived.digest != expected.digest;
   return invalidUsage("mismatched calls: rank " + std::to_string(rank) + " called " + describeCall(expected) +
                       ", rank " + std::to_string(peer) + " called " + describeCall(arrived) + ": " + why +
-                      (arrived.count == expected.count && arrived.type == expected.type &&
-                               arrived.dtype == expected.dtype && arrived.op == expected.op &&
-                               arrived.root == expected.root && arrived.streamCall == expected.streamCall &&
-                               arrived.operations == expected.operations && arrived.digest != expected.digest
-                           ? " (a later operation of the group, or the algorithm: are CHORUS_ALGO and the other "
-                             "settings the same on every rank?)"
-                           : ""));
+                      (looksAlike ? " (a later operation of the group, or the algorithm: are CHORUS_ALGO and the "
+                                    "other settings the same on every rank?)"
+                                  : ""));
 }
 
 }  // namespace chorus::engine

@@ -97,10 +97,11 @@ void Execution::sign(const CallSignature& signature) {
 
 void Execution::armHeaders() {
   headersPending_ = 0;
+  if (!signed_) return;  // reset() cleared every header flag; a repeated unsigned call needs nothing more
   const auto sequence = static_cast<uint32_t>(sequence_);
   for (auto& [peer, q] : peers_) {
     // Every pair that exchanges anything swaps headers both ways (call_header.hpp).
-    const bool involved = signed_ && (!q.sends.empty() || !q.recvs.empty());
+    const bool involved = !q.sends.empty() || !q.recvs.empty();
     q.headerOutPending = q.headerInPending = involved;
     headersPending_ += involved ? 2 : 0;
     if (involved) drained_ = false;
@@ -139,23 +140,42 @@ bool Execution::packsHeader(const PeerQueues& q, int index) const {
   return w.small && sizeof(CallHeader) + w.bytes <= std::min(kSmallBuffer, q.smallLimit);
 }
 
-Status Execution::sendHeader(PeerQueues& q, bool* moved) {
+// Writes this call's header alone (not packed with a step); true once all of it is out.
+bool Execution::writeHeader(PeerQueues& q) {
   transport::Connection* c = q.connection;
-  if (q.headerPackedOut) {
-    // advanceSmallSend sends it with the first step.
-  } else if (q.smallLimit >= sizeof(CallHeader)) {
-    if (!c->sendSmall(&q.outgoing, sizeof(CallHeader))) return Status::ok();
-  } else {
-    const auto* bytes = reinterpret_cast<const std::byte*>(&q.outgoing);
-    while (q.headerOutWire < sizeof(CallHeader)) {
-      auto space = c->sendSpace();
-      if (space.empty()) return Status::ok();
-      const size_t n = std::min(space.size(), sizeof(CallHeader) - q.headerOutWire);
-      memcpy(space.data(), bytes + q.headerOutWire, n);
-      c->commitSend(n);
-      q.headerOutWire += n;
-    }
+  if (q.smallLimit >= sizeof(CallHeader)) return c->sendSmall(&q.outgoing, sizeof(CallHeader));
+  const auto* bytes = reinterpret_cast<const std::byte*>(&q.outgoing);
+  while (q.headerOutWire < sizeof(CallHeader)) {
+    auto space = c->sendSpace();
+    if (space.empty()) return false;
+    const size_t n = std::min(space.size(), sizeof(CallHeader) - q.headerOutWire);
+    memcpy(space.data(), bytes + q.headerOutWire, n);
+    c->commitSend(n);
+    q.headerOutWire += n;
   }
+  return true;
+}
+
+// Reads the peer's header sent alone into q.incoming; true once all of it is in. On the small channel it is one
+// line: if the peer sent more (another call), the header at its start tells.
+bool Execution::readHeader(PeerQueues& q) {
+  transport::Connection* c = q.connection;
+  if (q.smallLimit >= sizeof(CallHeader)) return c->recvSmall(&q.incoming, sizeof(CallHeader));
+  auto* bytes = reinterpret_cast<std::byte*>(&q.incoming);
+  while (q.headerInRead < sizeof(CallHeader)) {
+    auto data = c->recvData();
+    if (data.empty()) return false;
+    const size_t n = std::min(data.size(), sizeof(CallHeader) - q.headerInRead);
+    memcpy(bytes + q.headerInRead, data.data(), n);
+    c->consumeRecv(n);
+    q.headerInRead += n;
+  }
+  return true;
+}
+
+Status Execution::sendHeader(PeerQueues& q, bool* moved) {
+  // A packed header goes with the first step (advanceSmallSend).
+  if (!q.headerPackedOut && !writeHeader(q)) return Status::ok();
   ++q.sendCalls;
   q.headerOutPending = false;
   --headersPending_;
@@ -171,16 +191,9 @@ Status Execution::acceptHeader(int peer, PeerQueues& q, const CallHeader& arrive
   // and the header tells it why.
   for (auto& [other, p] : peers_) {
     if (!p.headerOutPending && !p.headerPackedOut) continue;
-    if (p.smallLimit >= sizeof(CallHeader)) {
-      (void)p.connection->sendSmall(&p.outgoing, sizeof(CallHeader));
-    } else if (p.headerOutWire == 0) {
-      auto space = p.connection->sendSpace();
-      if (space.size() >= sizeof(CallHeader)) {
-        memcpy(space.data(), &p.outgoing, sizeof(CallHeader));
-        p.connection->commitSend(sizeof(CallHeader));
-        bool ignored = false;
-        (void)p.connection->progress(&ignored);
-      }
+    if (p.headerOutWire == 0 && writeHeader(p)) {
+      bool ignored = false;
+      (void)p.connection->progress(&ignored);  // tcp: push it out before the connections close
     }
     p.headerOutPending = p.headerPackedOut = false;
   }
@@ -191,49 +204,23 @@ Status Execution::acceptHeader(int peer, PeerQueues& q, const CallHeader& arrive
 // shows is the real cause (the peer closed the connection because of it).
 Status Execution::explain(int peer, PeerQueues& q, const Status& failure) {
   if (!q.headerInPending && !q.headerPackedIn) return failure;
-  CallHeader arrived;
-  bool got = false;
-  if (q.smallLimit >= sizeof(CallHeader)) {
-    got = q.connection->peekSmall(&arrived, sizeof(arrived));
-  } else {
-    auto data = q.connection->recvData();
-    if (q.headerInRead + data.size() >= sizeof(CallHeader)) {
-      memcpy(reinterpret_cast<std::byte*>(&q.incoming) + q.headerInRead, data.data(),
-             sizeof(CallHeader) - q.headerInRead);
-      arrived = q.incoming;
-      got = true;
-    }
-  }
-  if (!got || sameCall(q.expected, arrived)) return failure;
-  return checkCallHeader(q.expected, arrived, rank_, peer);
+  // The small channel is peeked: the header is the start of the peer's message whether it packed it or not.
+  const bool got =
+      q.smallLimit >= sizeof(CallHeader) ? q.connection->peekSmall(&q.incoming, sizeof(CallHeader)) : readHeader(q);
+  if (!got || sameCall(q.expected, q.incoming)) return failure;
+  return checkCallHeader(q.expected, q.incoming, rank_, peer);
 }
 
 Status Execution::receiveHeader(int peer, PeerQueues& q, bool* moved) {
-  transport::Connection* c = q.connection;
   if (q.headerPackedIn) {
     // advanceSmallRecv takes it with the first step (and counts it then).
     q.headerInPending = false;
     return Status::ok();
   }
-  CallHeader arrived;
-  if (q.smallLimit >= sizeof(CallHeader)) {
-    // One line: if the peer sent more (another call), the header at its start tells.
-    if (!c->recvSmall(&arrived, sizeof(CallHeader))) return Status::ok();
-  } else {
-    auto* bytes = reinterpret_cast<std::byte*>(&q.incoming);
-    while (q.headerInRead < sizeof(CallHeader)) {
-      auto data = c->recvData();
-      if (data.empty()) return Status::ok();
-      const size_t n = std::min(data.size(), sizeof(CallHeader) - q.headerInRead);
-      memcpy(bytes + q.headerInRead, data.data(), n);
-      c->consumeRecv(n);
-      q.headerInRead += n;
-    }
-    arrived = q.incoming;
-  }
+  if (!readHeader(q)) return Status::ok();
   q.headerInPending = false;
   *moved = true;
-  return acceptHeader(peer, q, arrived);
+  return acceptHeader(peer, q, q.incoming);
 }
 
 void Execution::rewind(uint64_t sequence) {
@@ -604,11 +591,14 @@ Status Execution::advance(bool* moved) {
   return Status::ok();
 }
 
+bool Execution::busy(PeerQueues& q) {
+  return q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || q.headerInPending || q.headerOutPending ||
+         !q.connection->sendDrained();
+}
+
 Status Execution::pollConnections(bool livenessCheck, bool* moved) {
   for (auto& [peer, q] : peers_) {
-    bool pending = q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || q.headerInPending ||
-                   q.headerOutPending || !q.connection->sendDrained();
-    if (!pending) continue;
+    if (!busy(q)) continue;
     Status st = livenessCheck ? q.connection->checkPeer() : q.connection->progress(moved);
     if (!st.isOk()) return explain(peer, q, st);
     // A peer that finished and closed is fine unless this side still needs to exchange bytes with it.
@@ -627,9 +617,7 @@ Status Execution::pollConnections(bool livenessCheck, bool* moved) {
 
 bool Execution::addPollFds(std::vector<pollfd>* fds) {
   for (auto& [peer, q] : peers_) {
-    bool pending = q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || q.headerInPending ||
-                   q.headerOutPending || !q.connection->sendDrained();
-    if (pending && !q.connection->addPollFds(fds)) return false;
+    if (busy(q) && !q.connection->addPollFds(fds)) return false;
   }
   return true;
 }

@@ -115,10 +115,14 @@ class Execution {
   /// Marks a header due on every stream this call uses (sign() and rewind()).
   void armHeaders();
   CallHeader headerFor(uint32_t flow, uint32_t backFlow) const;
+  bool writeHeader(PeerQueues& q);
+  bool readHeader(PeerQueues& q);
   Status sendHeader(PeerQueues& q, bool* moved);
   Status receiveHeader(int peer, PeerQueues& q, bool* moved);
   Status acceptHeader(int peer, PeerQueues& q, const CallHeader& arrived);
   Status explain(int peer, PeerQueues& q, const Status& failure);
+  /// Whether this call still has work with the peer: steps, headers, or bytes the transport has yet to push.
+  static bool busy(PeerQueues& q);
 
   int rank_;
   const char* what_ = "plan";
