@@ -133,11 +133,7 @@ TEST_P(Mismatch, MatchingCallsStillRun) {
         if (!st.isOk()) return st.message();
         if (data[count - 1] != 3.0f) return "wrong sum";
       }
-      // A small call last: a rank that exits right after a large tcp transfer can still make its peer report a
-      // closed connection (the direct path's shutdown, a known defect of its own).
-      float last = 1.0f;
-      Status st = comm.allReduce(&last, &last, 1, DataType::kFloat32, RedOp{});
-      return st.isOk() ? "" : st.message();
+      return "";
     });
     unsetenv("CHORUS_CHECK_CALLS");
     for (size_t r = 0; r < results.size(); ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r << " check " << check;

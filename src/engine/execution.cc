@@ -599,9 +599,9 @@ bool Execution::busy(PeerQueues& q) {
 Status Execution::pollConnections(bool livenessCheck, bool* moved) {
   for (auto& [peer, q] : peers_) {
     if (!busy(q)) continue;
-    Status st = livenessCheck ? q.connection->checkPeer() : q.connection->progress(moved);
-    if (!st.isOk()) return explain(peer, q, st);
-    // A peer that finished and closed is fine unless this side still needs to exchange bytes with it.
+    // A peer that finished and closed is fine unless this side still needs to exchange bytes with it. Judged on
+    // what the last advance() saw, before this round moves bytes: a send whose last bytes leave in this round is
+    // marked complete by the next advance(), while its peer, which has them all, may already be gone.
     if (q.connection->peerClosed()) {
       const bool waitsForData = (q.nextRecv < q.recvs.size() || q.headerInPending) && !q.connection->hasIncoming();
       const bool mustSend = q.nextSend < q.sends.size() || q.headerOutPending || !q.connection->sendDrained();
@@ -611,6 +611,8 @@ Status Execution::pollConnections(bool livenessCheck, bool* moved) {
                                    " connection"));
       }
     }
+    Status st = livenessCheck ? q.connection->checkPeer() : q.connection->progress(moved);
+    if (!st.isOk()) return explain(peer, q, st);
   }
   return Status::ok();
 }

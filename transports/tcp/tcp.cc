@@ -107,9 +107,17 @@ class TcpConnection final : public Connection {
     *done += got;
     return Status::ok();
   }
-  // Closed once every socket reached end-of-file: bytes still in flight on another socket are not lost.
+  // Closed once every socket reached end-of-file: bytes still in flight on another socket are not lost. The
+  // direct socket is only read by a direct receive, so its end is looked for (without taking bytes) once the
+  // stream ended: a peer that sent its last direct transfer and left has not closed what is still to be read.
   bool peerClosed() override {
-    return std::all_of(eof_.begin(), eof_.end(), [](bool e) { return e; });
+    if (!std::all_of(eof_.begin(), eof_.end(), [](bool e) { return e; })) return false;
+    if (!bulkEof_) {
+      char byte;
+      ssize_t n = recv(bulkFd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      bulkEof_ = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    }
+    return bulkEof_;
   }
   Status checkPeer() override {
     bool ignored = false;
@@ -234,6 +242,7 @@ class TcpConnection final : public Connection {
     size_t bytes, sent;
   };
   int bulkFd_ = -1;
+  bool bulkEof_ = false;         // the peer closed the direct socket, and nothing is left to read on it
   bool bulkReadable_ = false;    // the last poll() saw bytes (or an end) on bulkFd_ that recv() has not drained yet
   std::vector<pollfd> pollFds_;  // the stream sockets, then bulkFd_
   bool direct_;
