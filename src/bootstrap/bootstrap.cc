@@ -69,6 +69,8 @@ Status Bootstrap::allGather(const std::string& tag, const std::string& mine, std
   all->assign(nranks_, {});
   for (int r = 0; r < nranks_; ++r) {
     Status st = get(tag + "/" + std::to_string(r), &(*all)[r]);
+    // Another rank's failed setup names its own cause; only a wait that ran out says whom it waited for.
+    if (!st.isOk() && st.code() != ErrorCode::kTimeout) return st;
     if (!st.isOk()) return st.withContext("waiting for rank " + std::to_string(r) + " to join '" + tag + "'");
   }
   return Status::ok();
@@ -80,7 +82,23 @@ Status Bootstrap::barrier(const std::string& tag) {
   if (arrived == nranks_) CHORUS_TRY(set(tag + "/done", "1"));
   std::string ignored;
   Status st = get(tag + "/done", &ignored);
-  return st.isOk() ? st : st.withContext("barrier '" + tag + "' (not every rank arrived)");
+  return st.isOk() || st.code() != ErrorCode::kTimeout
+             ? st
+             : st.withContext("barrier '" + tag + "' (not every rank arrived)");
+}
+
+Status Bootstrap::beginSetup() { return store_->join(namespace_, rank_); }
+
+Status Bootstrap::finishSetup() { return store_->ready(namespace_); }
+
+void Bootstrap::failSetup(const std::string& why) {
+  Status st = store_->fail(namespace_, "rank " + std::to_string(rank_) + " failed its init: " + why);
+  if (!st.isOk()) CHORUS_INFO(kBootstrap, "could not tell the other ranks: %s", st.message().c_str());
+}
+
+Status Bootstrap::setupStatus() {
+  int64_t ignored = 0;
+  return store_->add(key("alive"), 0, &ignored);
 }
 
 uint64_t Bootstrap::commHash() const { return fnv1a(namespace_); }

@@ -24,6 +24,15 @@ class Bootstrap {
   Status set(const std::string& tag, const std::string& value);
   Status get(const std::string& tag, std::string* value);
 
+  /// This rank starts setting up the communicator, finishes it, or gives up with `why`: while any rank is between
+  /// begin and finish, its failure (or its process's end) fails every other rank's setup waits at once with that
+  /// cause, instead of at CHORUS_TIMEOUT.
+  Status beginSetup();
+  Status finishSetup();
+  void failSetup(const std::string& why);
+  /// The first cause when some rank's setup of this communicator failed; ok otherwise. One round trip.
+  Status setupStatus();
+
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   /// A stable 64-bit name of this communicator, the same on every rank.

@@ -1,6 +1,7 @@
 #include "bootstrap/socket.hpp"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -8,6 +9,7 @@
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -93,7 +95,7 @@ Status listenOn(uint32_t ip, uint16_t port, int* fd, Endpoint* bound) {
   return Status::ok();
 }
 
-Status connectTo(const Endpoint& to, const Deadline& deadline, int* fd) {
+Status connectTo(const Endpoint& to, const Deadline& deadline, int* fd, bool retryRefused) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = to.ip;
@@ -109,7 +111,7 @@ Status connectTo(const Endpoint& to, const Deadline& deadline, int* fd) {
     }
     int err = errno;
     close(s);
-    if (err != ECONNREFUSED && err != ETIMEDOUT && err != EAGAIN && err != EINTR) {
+    if ((err != ECONNREFUSED || !retryRefused) && err != ETIMEDOUT && err != EAGAIN && err != EINTR) {
       errno = err;
       return systemError(errnoText(("connect to " + to.toString()).c_str()));
     }
@@ -168,6 +170,29 @@ Status recvAll(int fd, void* data, size_t bytes, const Deadline& deadline) {
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return remoteError(errnoText("recv"));
     pollfd pf{fd, POLLIN, 0};
     if (poll(&pf, 1, deadline.remainingMs()) == 0 && deadline.expired()) return timeoutError("recv timed out");
+  }
+  return Status::ok();
+}
+
+Status reserveDescriptors(size_t more, const std::string& what) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return Status::ok();
+  size_t open = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (readdir(d)) ++open;
+    closedir(d);
+  }
+  const rlim_t needed = static_cast<rlim_t>(open + more + 16);  // 16: what the process may open meanwhile
+  const rlim_t soft = limit.rlim_cur;
+  if (soft != RLIM_INFINITY && soft < needed) {
+    if (limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= needed) {
+      limit.rlim_cur = needed;
+      if (setrlimit(RLIMIT_NOFILE, &limit) == 0) return Status::ok();
+    }
+    return systemError(what + " needs " + std::to_string(more) + " more file descriptors, and " + std::to_string(open) +
+                       " of the limit of " + std::to_string(soft) + " are open (ulimit -n; the hard limit is " +
+                       (limit.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(limit.rlim_max)) +
+                       ")");
   }
   return Status::ok();
 }

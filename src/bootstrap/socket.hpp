@@ -24,13 +24,18 @@ uint32_t localAddress();
 
 /// Opens a listening socket on `ip`:`port` (port 0 = any). Writes the bound endpoint.
 Status listenOn(uint32_t ip, uint16_t port, int* fd, Endpoint* bound);
-/// Connects, retrying refused connections until the deadline (the listener may not be up yet).
-Status connectTo(const Endpoint& to, const Deadline& deadline, int* fd);
+/// Connects, retrying refused connections until the deadline (the listener may not be up yet) unless
+/// `retryRefused` is false (the listener is known to be up: a refusal means it is gone).
+Status connectTo(const Endpoint& to, const Deadline& deadline, int* fd, bool retryRefused = true);
 /// Accepts one connection before the deadline.
 Status acceptOne(int listenFd, const Deadline& deadline, int* fd);
 
 Status sendAll(int fd, const void* data, size_t bytes, const Deadline& deadline);
 Status recvAll(int fd, void* data, size_t bytes, const Deadline& deadline);
+
+/// Makes room for `more` descriptors beyond those open: raises the soft RLIMIT_NOFILE up to the hard one when
+/// needed; the error names the limit. `what` says what they are for.
+Status reserveDescriptors(size_t more, const std::string& what);
 
 void setNonBlocking(int fd);
 void setNoDelay(int fd);

@@ -13,8 +13,9 @@
 
 namespace chorus::bootstrap {
 
-/// Starts a store server listening on `ip`:`port` (0 = any port) in a background thread of this process.
-/// The server lives until the process exits. Clients must present `secret`.
+/// Starts a store server listening on `ip`:`port` (0 = any port) in a background thread of this process. It ends
+/// when the last rank that used it has disconnected. Clients must present `secret`. A fixed endpoint this process
+/// already serves is not started twice.
 Status startStoreServer(uint32_t ip, uint16_t port, uint64_t secret, net::Endpoint* bound);
 
 class StoreClient {
@@ -29,18 +30,27 @@ class StoreClient {
   /// Adds `delta` to the integer at `key` (0 when absent) and returns the new value.
   Status add(const std::string& key, int64_t delta, int64_t* result);
 
+  /// Setup of the communicator whose keys live under `space`: this client's `rank` starts it, finishes it, or
+  /// fails it with `why`. While a rank is between join and ready, its failure or its lost connection fails every
+  /// request on keys under `space`, with the first cause. Each returns that cause when `space` already failed.
+  Status join(const std::string& space, int rank);
+  Status ready(const std::string& space);
+  Status fail(const std::string& space, const std::string& why);
+
  private:
   Status request(uint32_t op, const std::string& key, const std::string& value, std::string* reply,
                  const Deadline& deadline);
   int fd_ = -1;
+  uint64_t sequence_ = 0;  // of the last request sent
   net::Endpoint server_;
   std::mutex mutex_;
 };
 
 /// Wire format shared by client and server.
 namespace wire {
-inline constexpr uint64_t kHelloMagic = 0x63686f7275735354ull;  // "chorusST"
-inline constexpr uint32_t kSet = 1, kGet = 2, kAdd = 3;
+inline constexpr uint64_t kHelloMagic = 0x63686f7275735354ull;                             // "chorusST"
+inline constexpr uint32_t kSet = 1, kGet = 2, kAdd = 3, kJoin = 4, kFail = 5, kReady = 6;  // kReady is the last
+inline constexpr uint32_t kOk = 0, kFailed = 1;  // a failed reply's value is the cause
 inline constexpr uint32_t kMaxKey = 4096;
 inline constexpr uint64_t kMaxValue = 64ull << 20;
 struct Hello {
@@ -51,9 +61,13 @@ struct RequestHeader {
   uint32_t op;
   uint32_t keyBytes;
   uint64_t valueBytes;
+  uint64_t sequence;  // echoed in the reply: a client that gave up waiting for one reply skips it later
 };
 struct ReplyHeader {
+  uint32_t status;
+  uint32_t reserved;
   uint64_t valueBytes;
+  uint64_t sequence;
 };
 }  // namespace wire
 

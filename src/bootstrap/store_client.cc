@@ -1,5 +1,7 @@
+#include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "bootstrap/store.hpp"
@@ -24,23 +26,40 @@ Status StoreClient::request(uint32_t op, const std::string& key, const std::stri
                             const Deadline& deadline) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (fd_ < 0) return remoteError("bootstrap root " + server_.toString() + " is not connected");
-  wire::RequestHeader h{op, static_cast<uint32_t>(key.size()), value.size()};
+  const uint64_t sequence = ++sequence_;
+  wire::RequestHeader h{op, static_cast<uint32_t>(key.size()), value.size(), sequence};
   std::string msg(reinterpret_cast<const char*>(&h), sizeof(h));
   msg += key;
   msg += value;
   Status st = net::sendAll(fd_, msg.data(), msg.size(), deadline);
+  // Replies to requests that gave up waiting earlier may come first: skipped by their sequence numbers.
   wire::ReplyHeader r{};
-  if (st.isOk()) st = net::recvAll(fd_, &r, sizeof(r), deadline);
-  if (st.isOk() && r.valueBytes > wire::kMaxValue) st = remoteError("malformed reply");
-  if (st.isOk()) {
-    reply->resize(r.valueBytes);
-    st = net::recvAll(fd_, reply->data(), reply->size(), deadline);
+  while (st.isOk()) {
+    pollfd readable{fd_, POLLIN, 0};
+    while (poll(&readable, 1, deadline.remainingMs()) == 0 && !deadline.expired()) {
+    }
+    if (readable.revents == 0) {
+      // Nothing of the reply has arrived: the stream stays in step, and the reply is skipped when it comes.
+      return timeoutError("bootstrap root " + server_.toString() + " (key '" + key + "'): no reply before the " +
+                          (deadline.cancelled() ? "cancellation" : "timeout"));
+    }
+    // A reply that started arriving is read whole (it follows its first bytes closely).
+    const Deadline rest = Deadline::after(std::min(10.0, settings().timeoutSeconds));
+    st = net::recvAll(fd_, &r, sizeof(r), rest);
+    if (st.isOk() && r.valueBytes > wire::kMaxValue) st = remoteError("malformed reply");
+    if (st.isOk()) {
+      reply->resize(r.valueBytes);
+      st = net::recvAll(fd_, reply->data(), reply->size(), rest);
+    }
+    if (st.isOk() && r.sequence == sequence) break;
+    if (st.isOk() && r.sequence > sequence) st = remoteError("reply to a request not sent yet");
   }
   if (!st.isOk()) {
     // The stream position is unknown after a failure: this client is unusable from now on.
     net::closeFd(fd_);
     return st.withContext("bootstrap root " + server_.toString() + " (key '" + key + "')");
   }
+  if (r.status != wire::kOk) return remoteError(*reply);
   return Status::ok();
 }
 
@@ -60,6 +79,22 @@ Status StoreClient::add(const std::string& key, int64_t delta, int64_t* result) 
   if (reply.size() != sizeof(*result)) return internalError("store add: bad reply size");
   memcpy(result, reply.data(), sizeof(*result));
   return Status::ok();
+}
+
+Status StoreClient::join(const std::string& space, int rank) {
+  std::string ignored;
+  return request(wire::kJoin, space, std::to_string(rank), &ignored, Deadline::fromSettings());
+}
+
+Status StoreClient::ready(const std::string& space) {
+  std::string ignored;
+  return request(wire::kReady, space, "", &ignored, Deadline::fromSettings());
+}
+
+Status StoreClient::fail(const std::string& space, const std::string& why) {
+  std::string ignored;
+  // Said on the way out of a failed init: a root that is gone too must not hold it for long.
+  return request(wire::kFail, space, why, &ignored, Deadline::after(std::min(1.0, settings().timeoutSeconds)));
 }
 
 }  // namespace chorus::bootstrap

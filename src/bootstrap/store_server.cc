@@ -1,12 +1,20 @@
 // The store server: one thread, poll() over the listening socket and every client. A client must first send the
-// hello with the id's secret; anything else (wrong secret, garbage, oversized lengths) closes that connection and
-// is logged, and the server goes on serving the others.
+// hello with the id's secret within a second; anything else (wrong secret, garbage, oversized lengths, silence)
+// closes that connection and is logged, and the server goes on serving the others.
+//
+// Besides keys, it keeps who is still setting up which communicator: a rank that fails its init, or whose
+// connection drops before it said it is ready, fails that communicator's namespace, and every rank waiting on a key
+// in it is answered with that cause at once instead of at its timeout. The server ends when the last rank that used
+// it has left: the id is then spent.
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -16,39 +24,105 @@
 namespace chorus::bootstrap {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// A peer's hello follows its connect() at once; a connection silent for this long holds a descriptor for nothing.
+constexpr auto kHelloWithin = std::chrono::seconds(1);
+// After accept() failed for want of descriptors, the listener is left alone this long (it stays readable, and
+// polling it again at once would spin).
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(50);
+
+struct Waiter {
+  int fd;
+  uint64_t sequence;  // of the get it answers
+};
+
 struct Client {
   int fd = -1;
   bool authenticated = false;
+  bool member = false;  // made a valid request: a rank, not a stray connection
+  Clock::time_point helloBy;
   std::string inbox;
+  std::map<std::string, int> joining;  // namespaces this client's rank is still setting up, with its rank there
 };
+
+// Endpoints this process serves, so that a second communicator of a fixed-address id (CHORUS_COMM_ID) in the same
+// process finds its root already running instead of failing to bind the port.
+std::mutex gServedMutex;
+std::set<std::pair<uint32_t, uint16_t>> gServed;
 
 class StoreServer {
  public:
-  StoreServer(int listenFd, uint64_t secret) : listenFd_(listenFd), secret_(secret) {}
+  StoreServer(int listenFd, uint64_t secret, net::Endpoint bound)
+      : listenFd_(listenFd), secret_(secret), bound_(bound) {
+    net::setNonBlocking(listenFd_);  // accepts until the backlog is empty
+  }
 
   void run() {
     std::vector<pollfd> fds;
-    while (true) {
+    while (!finished()) {
       fds.clear();
-      fds.push_back({listenFd_, POLLIN, 0});
+      const bool listening = Clock::now() >= acceptPausedUntil_;
+      fds.push_back({listening ? listenFd_ : -1, POLLIN, 0});
       for (auto& c : clients_) fds.push_back({c.fd, POLLIN, 0});
-      if (poll(fds.data(), fds.size(), -1) < 0) continue;
-      if (fds[0].revents & POLLIN) acceptClient();
+      if (poll(fds.data(), fds.size(), pollTimeoutMs()) < 0) continue;
+      if (fds[0].revents & POLLIN) acceptClients();
       // Iterate over a snapshot of fds: serving may close clients.
       for (size_t i = 1; i < fds.size(); ++i) {
-        if (fds[i].revents == 0) continue;
-        serve(fds[i].fd);
+        if (fds[i].revents != 0) serve(fds[i].fd);
       }
+      dropSilentClients();
       std::erase_if(clients_, [](const Client& c) { return c.fd < 0; });
     }
+    CHORUS_INFO(kBootstrap, "store root %s: every rank left, closing", bound_.toString().c_str());
+    for (auto& c : clients_) close(c.fd);
+    close(listenFd_);  // before the endpoint is given up, so that a new root can bind it
+    std::lock_guard<std::mutex> lock(gServedMutex);
+    gServed.erase({bound_.ip, bound_.port});
   }
 
  private:
-  void acceptClient() {
-    int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) return;
-    net::setNoDelay(fd);
-    clients_.push_back(Client{fd, false, {}});
+  bool finished() const {
+    return servedMembers_ && std::none_of(clients_.begin(), clients_.end(), [](const Client& c) { return c.member; });
+  }
+
+  int pollTimeoutMs() const {
+    auto next = Clock::time_point::max();
+    for (const auto& c : clients_)
+      if (!c.authenticated) next = std::min(next, c.helloBy);
+    if (Clock::now() < acceptPausedUntil_) next = std::min(next, acceptPausedUntil_);
+    if (next == Clock::time_point::max()) return -1;
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
+    return static_cast<int>(std::clamp<long long>(ms + 1, 0, 1000));
+  }
+
+  void acceptClients() {
+    for (int accepted = 0; accepted < 64; ++accepted) {
+      int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0) {
+        net::setNoDelay(fd);
+        clients_.push_back(Client{fd, false, false, Clock::now() + kHelloWithin, {}, {}});
+        continue;
+      }
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of descriptors: make room by closing the oldest connection that has not said hello, if any, and
+        // look at the listener again a little later rather than at once.
+        auto stray = std::find_if(clients_.begin(), clients_.end(), [](const Client& c) { return !c.authenticated; });
+        if (stray != clients_.end()) {
+          drop(*stray, "out of file descriptors; closed a connection that had not said hello");
+        } else {
+          CHORUS_WARN(kBootstrap, "store: out of file descriptors (raise ulimit -n); new ranks wait");
+        }
+        acceptPausedUntil_ = Clock::now() + kAcceptBackoff;
+      }
+      return;
+    }
+  }
+
+  void dropSilentClients() {
+    const auto now = Clock::now();
+    for (auto& c : clients_)
+      if (c.fd >= 0 && !c.authenticated && now >= c.helloBy) drop(c, "no hello within a second");
   }
 
   Client* find(int fd) {
@@ -58,10 +132,15 @@ class StoreServer {
   }
 
   void drop(Client& c, const char* why) {
-    if (why) CHORUS_WARN(kBootstrap, "store: refused a connection: %s", why);
-    for (auto& [key, waiters] : waiters_) std::erase(waiters, c.fd);
+    if (why) CHORUS_WARN(kBootstrap, "store: closed a connection: %s", why);
+    for (auto& [key, waiters] : waiters_) std::erase_if(waiters, [&](const Waiter& w) { return w.fd == c.fd; });
     close(c.fd);
     c.fd = -1;
+    // A rank that leaves before it finished setting up a communicator fails it for everyone.
+    for (const auto& [space, rank] : c.joining)
+      fail(space, "rank " + std::to_string(rank) +
+                      " left during init (its process ended or closed its rendezvous connection)");
+    c.joining.clear();
   }
 
   void serve(int fd) {
@@ -95,7 +174,7 @@ class StoreServer {
     if (c.inbox.size() < sizeof(wire::RequestHeader)) return false;
     wire::RequestHeader h;
     memcpy(&h, c.inbox.data(), sizeof(h));
-    if (h.keyBytes > wire::kMaxKey || h.valueBytes > wire::kMaxValue || h.op < wire::kSet || h.op > wire::kAdd) {
+    if (h.keyBytes > wire::kMaxKey || h.valueBytes > wire::kMaxValue || h.op < wire::kSet || h.op > wire::kReady) {
       drop(c, "malformed request");
       return false;
     }
@@ -104,25 +183,68 @@ class StoreServer {
     std::string key = c.inbox.substr(sizeof(h), h.keyBytes);
     std::string value = c.inbox.substr(sizeof(h) + h.keyBytes, h.valueBytes);
     c.inbox.erase(0, total);
-    handle(c, h.op, key, value);
+    c.member = true;
+    servedMembers_ = true;
+    handle(c, h.op, h.sequence, key, value);
     return true;
   }
 
-  void handle(Client& c, uint32_t op, const std::string& key, const std::string& value) {
+  // The failure of the namespace `key` lies in (a namespace is a prefix ending before a '/'), or null.
+  const std::string* failureOf(const std::string& key) const {
+    for (const auto& [space, why] : failed_)
+      if (key.size() > space.size() && key.compare(0, space.size(), space) == 0 && key[space.size()] == '/')
+        return &why;
+    return nullptr;
+  }
+
+  void fail(const std::string& space, const std::string& why) {
+    if (failed_.count(space)) return;  // the first cause is the one to report
+    failed_[space] = why;
+    CHORUS_INFO(kBootstrap, "store: communicator setup failed: %s", why.c_str());
+    std::vector<Waiter> answered;
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if (failureOf(it->first)) {
+        answered.insert(answered.end(), it->second.begin(), it->second.end());
+        it = waiters_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const Waiter& w : answered) reply(w.fd, w.sequence, wire::kFailed, why);
+  }
+
+  void handle(Client& c, uint32_t op, uint64_t sequence, const std::string& key, const std::string& value) {
+    if (op == wire::kJoin || op == wire::kReady || op == wire::kFail) {
+      const std::string space = key;
+      if (op == wire::kJoin) c.joining[space] = atoi(value.c_str());
+      if (op == wire::kReady) c.joining.erase(space);
+      if (op == wire::kFail) {
+        c.joining.erase(space);
+        fail(space, value);
+      }
+      const std::string* cause = failureOf(space + "/");
+      reply(c.fd, sequence, cause ? wire::kFailed : wire::kOk, cause ? *cause : "");
+      return;
+    }
+    if (const std::string* cause = failureOf(key)) {
+      reply(c.fd, sequence, wire::kFailed, *cause);
+      return;
+    }
     if (op == wire::kSet) {
       data_[key] = value;
-      reply(c.fd, "");
+      reply(c.fd, sequence, wire::kOk, "");
       auto it = waiters_.find(key);
       if (it != waiters_.end()) {
-        for (int w : it->second) reply(w, value);
+        std::vector<Waiter> answered = std::move(it->second);
         waiters_.erase(it);
+        for (const Waiter& w : answered) reply(w.fd, w.sequence, wire::kOk, value);
       }
     } else if (op == wire::kGet) {
       auto it = data_.find(key);
       if (it != data_.end())
-        reply(c.fd, it->second);
+        reply(c.fd, sequence, wire::kOk, it->second);
       else
-        waiters_[key].push_back(c.fd);
+        waiters_[key].push_back({c.fd, sequence});
     } else {
       int64_t delta = 0, current = 0;
       if (value.size() == sizeof(delta)) memcpy(&delta, value.data(), sizeof(delta));
@@ -130,12 +252,14 @@ class StoreServer {
       if (stored.size() == sizeof(current)) memcpy(&current, stored.data(), sizeof(current));
       current += delta;
       stored.assign(reinterpret_cast<const char*>(&current), sizeof(current));
-      reply(c.fd, stored);
+      reply(c.fd, sequence, wire::kOk, stored);
     }
   }
 
-  void reply(int fd, const std::string& value) {
-    wire::ReplyHeader h{value.size()};
+  // Replies to the client on `fd`, if it is still there (an earlier reply may have dropped it).
+  void reply(int fd, uint64_t sequence, uint32_t status, const std::string& value) {
+    if (!find(fd)) return;
+    wire::ReplyHeader h{status, 0, value.size(), sequence};
     Deadline d = Deadline::after(10);
     if (!net::sendAll(fd, &h, sizeof(h), d).isOk() || !net::sendAll(fd, value.data(), value.size(), d).isOk()) {
       if (Client* c = find(fd)) drop(*c, "client stopped reading replies");
@@ -144,18 +268,28 @@ class StoreServer {
 
   int listenFd_;
   uint64_t secret_;
+  net::Endpoint bound_;
   std::vector<Client> clients_;
+  bool servedMembers_ = false;
+  Clock::time_point acceptPausedUntil_;
   std::map<std::string, std::string> data_;
-  std::map<std::string, std::vector<int>> waiters_;
+  std::map<std::string, std::vector<Waiter>> waiters_;  // key -> clients whose get waits for it
+  std::map<std::string, std::string> failed_;           // namespace -> the first cause
 };
 
 }  // namespace
 
 Status startStoreServer(uint32_t ip, uint16_t port, uint64_t secret, net::Endpoint* bound) {
+  std::lock_guard<std::mutex> lock(gServedMutex);
+  if (port != 0 && gServed.count({ip, port})) {
+    *bound = net::Endpoint{ip, port};
+    return Status::ok();
+  }
   int fd = -1;
   CHORUS_TRY(net::listenOn(ip, port, &fd, bound));
-  std::thread([fd, secret] {
-    StoreServer server(fd, secret);
+  gServed.insert({bound->ip, bound->port});
+  std::thread([fd, secret, at = *bound] {
+    StoreServer server(fd, secret, at);
     server.run();
   }).detach();
   CHORUS_INFO(kBootstrap, "store root listening on %s", bound->toString().c_str());

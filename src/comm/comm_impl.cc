@@ -78,14 +78,14 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   CancelScope cancel(&aborted_);  // abort() ends every wait of the setup
   CHORUS_INFO(kInit, "chorus %s (NCCL API %s): rank %d of %d, host %s, pid %d", version(), ncclApiVersion(), rank_,
               nranks_, bootstrap::hostId().c_str(), static_cast<int>(getpid()));
-  if (std::string bad = settingsError(); !bad.empty()) {
-    CHORUS_WARN(kInit, "%s", bad.c_str());
-    return recordFailure(invalidArgument(bad));
-  }
-  Status st = connectPeers();
+  Status st = bootstrap_->beginSetup();
+  if (std::string bad = settingsError(); st.isOk() && !bad.empty()) st = invalidArgument(bad);
+  if (st.isOk()) st = connectPeers();
+  if (st.isOk()) st = bootstrap_->finishSetup();
   if (!st.isOk() && aborted_) st = remoteError("the communicator was aborted during its init");
   if (!st.isOk()) {
     CHORUS_WARN(kInit, "init of rank %d/%d failed: %s", rank_, nranks_, st.message().c_str());
+    bootstrap_->failSetup(st.message());  // the other ranks' setup waits end now, with this cause
     return recordFailure(st);
   }
   initialized_.store(true, std::memory_order_release);

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,7 +16,7 @@ namespace chorus::testing {
 
 std::vector<ProcessResult> runProcesses(int nranks, const std::string& transport,
                                         const std::function<std::string(Communicator&)>& body, double deadlineSeconds,
-                                        const UniqueId* existing) {
+                                        const UniqueId* existing, const std::function<void(int)>& beforeInit) {
   std::vector<ProcessResult> results(nranks);
   UniqueId id;
   if (existing)
@@ -25,18 +26,26 @@ std::vector<ProcessResult> runProcesses(int nranks, const std::string& transport
   fflush(stdout);
   fflush(stderr);
   std::vector<pid_t> pids(nranks, -1);
+  std::vector<int> messagePipes(nranks, -1);  // read ends: each child writes its message there
   for (int r = 0; r < nranks; ++r) {
+    int ends[2] = {-1, -1};
+    if (pipe(ends) != 0) break;
     pid_t pid = fork();
     if (pid == 0) {
+      close(ends[0]);
       if (!transport.empty()) setenv("CHORUS_TRANSPORT", transport.c_str(), 1);
+      if (beforeInit) beforeInit(r);
       reloadSettings();
       std::unique_ptr<Communicator> comm;
       Status st = Communicator::create(id, nranks, r, &comm);
       std::string error = st.isOk() ? body(*comm) : "init failed: " + st.message();
       if (!error.empty()) fprintf(stderr, "[rank %d] %s\n", r, error.c_str());
       fflush(stderr);
+      (void)!write(ends[1], error.data(), std::min<size_t>(error.size(), 4096));
       _exit(error.empty() ? 0 : 1);
     }
+    close(ends[1]);
+    messagePipes[r] = ends[0];
     pids[r] = pid;
   }
   const auto start = std::chrono::steady_clock::now();
@@ -50,6 +59,10 @@ std::vector<ProcessResult> runProcesses(int nranks, const std::string& transport
         if (pids[r] != pid) continue;
         results[r].exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         results[r].secondsToExit = elapsed();
+        char text[4096];
+        ssize_t n = read(messagePipes[r], text, sizeof(text));
+        if (n > 0) results[r].message.assign(text, static_cast<size_t>(n));
+        close(messagePipes[r]);
         --left;
       }
       continue;

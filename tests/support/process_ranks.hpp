@@ -14,11 +14,14 @@ namespace chorus::testing {
 struct ProcessResult {
   int exitCode = -1;         // 128 + signal when killed
   double secondsToExit = 0;  // from the start of the run
+  std::string message;       // what the child reported: the body's message, or "init failed: ..."
 };
 
 /// `body` returns "" on success or a message (printed by the child). `id` reuses a rendezvous (default: new).
+/// `beforeInit`, when given, runs in each child (with its rank) before it creates its communicator.
 std::vector<ProcessResult> runProcesses(int nranks, const std::string& transport,
                                         const std::function<std::string(Communicator&)>& body,
-                                        double deadlineSeconds = 120, const UniqueId* id = nullptr);
+                                        double deadlineSeconds = 120, const UniqueId* id = nullptr,
+                                        const std::function<void(int)>& beforeInit = nullptr);
 
 }  // namespace chorus::testing

@@ -16,20 +16,13 @@
 #include "bootstrap/socket.hpp"
 #include "core/log.hpp"
 #include "transports/fifo.hpp"
+#include "transports/tcp/acceptor.hpp"
 #include "transports/transport.hpp"
 
 namespace chorus::transport {
 namespace {
 
 constexpr uint64_t kBlock = 128 << 10;
-constexpr uint64_t kHelloMagic = 0x63686f7275735443ull;  // "chorusTC"
-
-struct Hello {
-  uint64_t magic;
-  uint64_t commHash;
-  int32_t rank;
-  int32_t socketIndex;
-};
 
 class TcpConnection final : public Connection {
  public:
@@ -280,54 +273,45 @@ class TcpTransportImpl final : public Transport {
     // The striped stream's sockets, and one more for direct transfers.
     const int sockets = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(settings().tcpSockets, 16))) + 1;
     Deadline deadline = Deadline::fromSettings();
+    CHORUS_TRY(net::reserveDescriptors(
+        peers.size() * sockets,
+        "tcp setup (" + std::to_string(peers.size()) + " peers x " + std::to_string(sockets) + " sockets)"));
     std::vector<std::vector<int>> fds(peers.size(), std::vector<int>(sockets, -1));
     auto cleanup = [&] {
       for (auto& v : fds)
         for (int& fd : v) net::closeFd(fd);
     };
     // Higher ranks dial lower ranks; dialing needs no accept on the other side, so there is no ordering deadlock.
-    int expected = 0;
+    tcp::Expected expected{ctx.commHash, ctx.rank, {}, sockets};
     for (size_t i = 0; i < peers.size(); ++i) {
       if (peers[i] > ctx.rank) {
-        expected += sockets;
+        expected.peers.push_back(peers[i]);
         continue;
       }
       net::Endpoint to;
       Status st = net::Endpoint::parse((*ctx.peers)[peers[i]].tcpAddress, &to);
       for (int k = 0; k < sockets && st.isOk(); ++k) {
-        st = net::connectTo(to, deadline, &fds[i][k]);
-        Hello hello{kHelloMagic, ctx.commHash, ctx.rank, k};
+        // The peer's listener was open before it published its address: a refusal means it is gone.
+        st = net::connectTo(to, deadline, &fds[i][k], false);
+        tcp::Hello hello{tcp::kHelloMagic, ctx.commHash, ctx.rank, k};
         if (st.isOk()) st = net::sendAll(fds[i][k], &hello, sizeof(hello), deadline);
       }
       if (!st.isOk()) {
         cleanup();
-        return st.withContext("tcp connect to rank " + std::to_string(peers[i]));
+        if (Status cause = ctx.bootstrap->setupStatus(); !cause.isOk()) return cause;
+        return st.withContext("tcp connect to rank " + std::to_string(peers[i]) +
+                              " (its listener is gone when refused: the process ended or left its init)");
       }
     }
-    while (expected > 0) {
-      int fd = -1;
-      Status st = net::acceptOne(listenFd_, deadline, &fd);
-      Hello hello{};
-      if (st.isOk())
-        st = net::recvAll(fd, &hello, sizeof(hello), Deadline::after(std::min(10.0, settings().timeoutSeconds)));
-      if (!st.isOk() && st.code() == ErrorCode::kTimeout && deadline.expired()) {
-        net::closeFd(fd);
-        cleanup();
-        return st.withContext("tcp: waiting for " + std::to_string(expected) + " connections from higher ranks");
-      }
-      size_t slot = peers.size();
-      for (size_t i = 0; i < peers.size(); ++i)
-        if (peers[i] == hello.rank) slot = i;
-      bool valid = st.isOk() && hello.magic == kHelloMagic && hello.commHash == ctx.commHash && slot < peers.size() &&
-                   hello.rank > ctx.rank && hello.socketIndex >= 0 && hello.socketIndex < sockets &&
-                   fds[slot][hello.socketIndex] < 0;
-      if (!valid) {
-        CHORUS_WARN(kTransport, "tcp: refused a connection that did not present a valid handshake");
-        net::closeFd(fd);
-        continue;
-      }
-      fds[slot][hello.socketIndex] = fd;
-      --expected;
+    // Accepted sockets go to the peer's row of fds.
+    std::vector<std::vector<int>> accepted(expected.peers.size(), std::vector<int>(sockets, -1));
+    Status st = tcp::acceptPeers(
+        listenFd_, expected, deadline, [&] { return ctx.bootstrap->setupStatus(); }, &accepted);
+    for (size_t j = 0, i = 0; i < peers.size(); ++i)
+      if (peers[i] > ctx.rank) fds[i] = accepted[j++];
+    if (!st.isOk()) {
+      cleanup();
+      return st;
     }
     for (auto& pair : fds) {
       for (int fd : pair) {
