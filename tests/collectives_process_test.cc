@@ -200,10 +200,9 @@ TEST(Bootstrap, GarbageAndWrongSecretsAreRefusedAndTheRootKeepsServing) {
   sendAndExpectClose(wrongSecret, sizeof(wrongSecret));
   // A valid hello followed by an absurd length is dropped too.
   struct {
-    uint64_t magic, secret;
-    uint32_t op, keyBytes;
-    uint64_t valueBytes;
-  } oversized{bootstrap::wire::kHelloMagic, l.secret, 1, 10, 1ull << 40};
+    bootstrap::wire::Hello hello;
+    bootstrap::wire::RequestHeader request;
+  } oversized{{bootstrap::wire::kHelloMagic, l.secret}, {bootstrap::wire::kSet, 10, 1ull << 40, 1}};
   sendAndExpectClose(&oversized, sizeof(oversized));
 
   // The same root still brings up a communicator.

@@ -1,8 +1,12 @@
 // How communicators end: a rank that leaves right after a call must not make a peer that is still finishing the
 // same call report an error, and ending leaves nothing behind.
+#include <dirent.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/process_ranks.hpp"
@@ -28,6 +32,36 @@ TEST(Teardown, ExitRightAfterALargeTcpCallIsNoErrorForThePeer) {
         ASSERT_EQ(results[r].exitCode, 0) << "rank " << r << ", run " << run << ", " << nranks << " ranks";
     }
   }
+}
+
+int entriesIn(const char* dir) {
+  int n = 0;
+  if (DIR* d = opendir(dir)) {
+    while (readdir(d)) ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+// Each UniqueId runs a rendezvous root (a thread and a listening socket) in the process that made it; it ends
+// when the last communicator made from the id is gone, so create/destroy cycles leave nothing behind (before,
+// 200 cycles left 200 threads and 200 sockets, and the 118th init failed under ulimit -n 128).
+TEST(Teardown, TheRootEndsWithItsLastCommunicator) {
+  const int threadsBefore = entriesIn("/proc/self/task");
+  const int fdsBefore = entriesIn("/proc/self/fd");
+  for (int cycle = 0; cycle < 40; ++cycle) {
+    UniqueId id;
+    ASSERT_TRUE(UniqueId::create(&id).isOk());
+    std::unique_ptr<Communicator> comm;
+    ASSERT_TRUE(Communicator::create(id, 1, 0, &comm).isOk());
+    int v = 1;
+    ASSERT_TRUE(comm->allReduce(&v, &v, 1, DataType::kInt32, RedOp::sum()).isOk());
+  }
+  // The roots notice the last disconnection within a poll round.
+  for (int wait = 0; wait < 200 && entriesIn("/proc/self/task") > threadsBefore; ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_LE(entriesIn("/proc/self/task"), threadsBefore);
+  EXPECT_LE(entriesIn("/proc/self/fd"), fdsBefore + 2);  // logging may have opened a file
 }
 
 }  // namespace

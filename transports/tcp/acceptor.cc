@@ -141,6 +141,7 @@ Status acceptPeers(int listenFd, const Expected& e, const Deadline& deadline,
       break;
     }
   }
+  closeAll();  // connections still silent when every peer has arrived are strays
   return Status::ok();
 }
 
