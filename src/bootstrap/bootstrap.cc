@@ -96,6 +96,12 @@ void Bootstrap::failSetup(const std::string& why) {
   if (!st.isOk()) CHORUS_INFO(kBootstrap, "could not tell the other ranks: %s", st.message().c_str());
 }
 
+void Bootstrap::reportFailure(const std::string& why, std::string* first) {
+  Status st = store_->fail(namespace_, why);
+  // The store answers a failed namespace with its first cause, which may be this one.
+  *first = st.isOk() || st.code() != ErrorCode::kRemoteError ? "" : st.message();
+}
+
 Status Bootstrap::setupStatus() {
   int64_t ignored = 0;
   return store_->add(key("alive"), 0, &ignored);

@@ -32,6 +32,9 @@ class Bootstrap {
   void failSetup(const std::string& why);
   /// The first cause when some rank's setup of this communicator failed; ok otherwise. One round trip.
   Status setupStatus();
+  /// After init: this rank's call failed with `why`. Kept by the store when it is the communicator's first failure;
+  /// `*first` receives the first one (empty when the store cannot be reached within a second).
+  void reportFailure(const std::string& why, std::string* first);
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }

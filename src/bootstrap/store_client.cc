@@ -24,7 +24,11 @@ Status StoreClient::connect(const net::Endpoint& server, uint64_t secret, const 
 
 Status StoreClient::request(uint32_t op, const std::string& key, const std::string& value, std::string* reply,
                             const Deadline& deadline) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::timed_mutex> lock(mutex_, std::defer_lock);
+  while (!lock.try_lock_for(std::chrono::milliseconds(std::max(1, deadline.remainingMs())))) {
+    if (deadline.expired())
+      return timeoutError("bootstrap root " + server_.toString() + " (key '" + key + "'): busy with another request");
+  }
   if (fd_ < 0) return remoteError("bootstrap root " + server_.toString() + " is not connected");
   const uint64_t sequence = ++sequence_;
   wire::RequestHeader h{op, static_cast<uint32_t>(key.size()), value.size(), sequence};

@@ -121,11 +121,20 @@ Status CommImpl::poisonedError() const {
                     failure_.message());
 }
 
-void CommImpl::failCall(const Status& st) {
-  (void)recordFailure(st);
+Status CommImpl::failCall(const Status& st) {
+  Status out = st;
+  // Before the connections close: a peer that sees them close and asks the store finds this cause there.
+  if (bootstrap_ && !aborted_) {
+    const std::string mine = "rank " + std::to_string(rank_) + " failed: " + st.message();
+    std::string first;
+    bootstrap_->reportFailure(mine, &first);
+    if (!first.empty() && first != mine) out = Status(st.code(), st.message() + "; the first failure: " + first);
+  }
+  (void)recordFailure(out);
   // The peers may wait for bytes this rank will never send: closing the connections tells them at once.
   for (auto& c : connections_)
     if (c) c->close();
+  return out;
 }
 
 Status CommImpl::asyncError() const {
@@ -479,10 +488,7 @@ Status CommImpl::runOwned(const std::vector<Operation>& ops) {
   engine::Execution* execution = nullptr;
   CHORUS_TRY(prepare(ops, &execution));
   // A transfer that failed half-way leaves the streams out of step with the peers: nothing after it may run.
-  if (Status st = engine::run(std::span<engine::Execution* const>(&execution, 1)); !st.isOk()) {
-    failCall(st);
-    return st;
-  }
+  if (Status st = engine::run(std::span<engine::Execution* const>(&execution, 1)); !st.isOk()) return failCall(st);
   complete(ops);
   return Status::ok();
 }

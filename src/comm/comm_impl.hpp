@@ -44,8 +44,10 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// execution (see runOwned) from here until complete() returns.
   Status prepare(const std::vector<Operation>& ops, engine::Execution** out);
   /// A call that failed part-way: the communicator takes no more calls (each fails with this cause) and its peers
-  /// learn it at once (its connections are closed). The caller owns the execution.
-  void failCall(const Status& st);
+  /// learn it at once (its connections are closed). The cause is also written to the rendezvous store, where the
+  /// first one is kept: when this failure is the echo of another rank's (a peer that closed its connections
+  /// after its own error), the returned status adds that first cause. The caller owns the execution.
+  Status failCall(const Status& st);
   /// Post-processing after the engine finished (avg division).
   void complete(const std::vector<Operation>& ops);
   /// Logs one line per operation of the last prepare() (subsystem COLL, level INFO): operation, sequence, count,

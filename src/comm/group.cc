@@ -63,8 +63,14 @@ Status runOperations(std::vector<std::pair<std::shared_ptr<CommImpl>, Operation>
       c->logCalls(byComm[c], us, st);
     }
   }
-  if (!st.isOk())
-    for (CommImpl* c : comms) c->failCall(st);
+  if (!st.isOk()) {
+    Status first = st;
+    for (size_t i = 0; i < comms.size(); ++i) {
+      Status told = comms[i]->failCall(st);
+      if (i == 0) first = told;
+    }
+    return first;
+  }
   return st;
 }
 

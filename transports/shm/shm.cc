@@ -78,8 +78,8 @@ Status createSegment(const std::string& name, size_t bytes, int* fd, std::shared
   if (*fd < 0) return systemError("memfd_create " + name + ": " + strerror(errno));
   int err = posix_fallocate(*fd, 0, static_cast<off_t>(bytes));
   Status st = err == 0 ? mapFile(*fd, bytes, name, out)
-                       : systemError("cannot reserve " + std::to_string(bytes) + " bytes of shared memory for " +
-                                     name + ": " + strerror(err));
+                       : systemError("cannot reserve " + std::to_string(bytes) + " bytes of shared memory for " + name +
+                                     ": " + strerror(err));
   if (!st.isOk()) {
     close(*fd);
     *fd = -1;
@@ -146,8 +146,7 @@ class ShmTransport final : public Transport {
       std::string fdText;
       const int pid = (*ctx.peers)[peers[i]].pid;
       st = bs.get(pairTag(peers[i], ctx.rank), &fdText);
-      if (st.isOk())
-        st = openPeerSegment(pid, fdText, segmentName(ctx.commHash, peers[i], ctx.rank), bytes, &maps[i]);
+      if (st.isOk()) st = openPeerSegment(pid, fdText, segmentName(ctx.commHash, peers[i], ctx.rank), bytes, &maps[i]);
       if (!st.isOk()) break;
       probe(i)->address[1] = probeAddress();
       probe(i)->verdict[1] = canReadPeer(pid, probe(i)->address[0]) ? 1 : 0;

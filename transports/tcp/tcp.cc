@@ -145,7 +145,9 @@ class TcpConnection final : public Connection {
 
   Status fail(const char* what, ssize_t n) {
     if (n == 0) return remoteError("rank " + std::to_string(peerRank_) + " closed the tcp connection");
-    return remoteError(std::string(what) + " to rank " + std::to_string(peerRank_) + ": " + strerror(errno));
+    const bool receiving = std::string(what) == "recv";
+    return remoteError(std::string(what) + (receiving ? " from rank " : " to rank ") + std::to_string(peerRank_) +
+                       ": " + strerror(errno));
   }
 
   Status pushOut(bool* moved) {

@@ -1,0 +1,85 @@
+// A rank killed in the middle of a call, among 8: every survivor, also those that never talk to it directly, gets
+// an error within a second, naming the killed rank, even when every survivor keeps its communicator open after
+// its error (the neighbours' failures travel on: a failing rank closes its connections, and the first cause is
+// kept by the rendezvous store for the others' messages).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "tests/support/process_ranks.hpp"
+
+namespace chorus::testing {
+namespace {
+
+constexpr int kRanks = 8;
+constexpr int kVictim = 3;
+constexpr double kKeptOpenSeconds = 2.0;  // each survivor holds its communicator this long after its error
+
+using Call = std::function<Status(Communicator&, std::vector<float>&)>;
+
+Status ringAllReduce(Communicator& c, std::vector<float>& b) {
+  return c.allReduce(b.data(), b.data(), b.size(), DataType::kFloat32, RedOp::sum());
+}
+Status broadcastFromZero(Communicator& c, std::vector<float>& b) {
+  return c.broadcast(b.data(), b.data(), b.size(), DataType::kFloat32, 0);
+}
+Status sendRecvRing(Communicator& c, std::vector<float>& b) {
+  const int n = c.size(), r = c.rank();
+  std::vector<float> in(b.size());
+  Status begin = groupStart();
+  Status s1 = c.send(b.data(), b.size(), DataType::kFloat32, (r + 1) % n);
+  Status s2 = c.recv(in.data(), in.size(), DataType::kFloat32, (r + n - 1) % n);
+  Status end = groupEnd();
+  return !begin.isOk() ? begin : !s1.isOk() ? s1 : !s2.isOk() ? s2 : end;
+}
+
+class DeadPeer : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(DeadPeer, EverySurvivorLearnsWithinASecondNamingIt) {
+  const auto& [transport, callIndex] = GetParam();
+  const Call calls[] = {ringAllReduce, broadcastFromZero, sendRecvRing};
+  const Call call = calls[callIndex];
+  setenv("CHORUS_TIMEOUT", "30", 1);
+  auto results = runProcesses(
+      kRanks, transport,
+      [&](Communicator& comm) -> std::string {
+        std::vector<float> buf(4 << 20, 1.0f);
+        for (int it = 0; it < 1000; ++it) {
+          if (comm.rank() == kVictim && it == 2) kill(getpid(), SIGKILL);
+          Status st = call(comm, buf);
+          if (st.isOk()) continue;
+          // Holding the communicator open: the error must not depend on this rank's exit.
+          std::this_thread::sleep_for(std::chrono::duration<double>(kKeptOpenSeconds));
+          return "error: " + st.message();
+        }
+        return "no error although a rank was killed";
+      },
+      90);
+  unsetenv("CHORUS_TIMEOUT");
+  ASSERT_EQ(results[kVictim].exitCode, 128 + SIGKILL);
+  for (int r = 0; r < kRanks; ++r) {
+    if (r == kVictim) continue;
+    const double learned = results[r].secondsToExit - kKeptOpenSeconds - results[kVictim].secondsToExit;
+    EXPECT_LT(learned, 1.0) << "rank " << r << ": " << results[r].message;
+    EXPECT_NE(results[r].message.find("rank 3"), std::string::npos) << "rank " << r << ": " << results[r].message;
+  }
+}
+
+std::string caseName(const ::testing::TestParamInfo<std::tuple<std::string, int>>& info) {
+  static const char* const kNames[] = {"AllReduce", "Broadcast", "SendRecvRing"};
+  return std::get<0>(info.param) + "_" + kNames[std::get<1>(info.param)];
+}
+
+INSTANTIATE_TEST_SUITE_P(Calls, DeadPeer,
+                         ::testing::Combine(::testing::Values("shm", "tcp"), ::testing::Values(0, 1, 2)), caseName);
+
+}  // namespace
+}  // namespace chorus::testing
