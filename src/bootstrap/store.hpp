@@ -43,7 +43,7 @@ class StoreClient {
   int fd_ = -1;
   uint64_t sequence_ = 0;  // of the last request sent
   net::Endpoint server_;
-  std::timed_mutex mutex_;  // one request at a time; a caller waits for it no longer than its own deadline
+  std::mutex mutex_;  // one request at a time; a caller waits for it no longer than its own deadline
 };
 
 /// Wire format shared by client and server.
