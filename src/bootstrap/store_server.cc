@@ -47,9 +47,16 @@ struct Client {
 };
 
 // Endpoints this process serves, so that a second communicator of a fixed-address id (CHORUS_COMM_ID) in the same
-// process finds its root already running instead of failing to bind the port.
-std::mutex gServedMutex;
-std::set<std::pair<uint32_t, uint16_t>> gServed;
+// process finds its root already running instead of failing to bind the port. Never destroyed: a root thread may
+// still run while the process exits.
+struct Served {
+  std::mutex mutex;
+  std::set<std::pair<uint32_t, uint16_t>> endpoints;
+};
+Served& served() {
+  static Served* s = new Served;
+  return *s;
+}
 
 class StoreServer {
  public:
@@ -77,8 +84,8 @@ class StoreServer {
     CHORUS_INFO(kBootstrap, "store root %s: every rank left, closing", bound_.toString().c_str());
     for (auto& c : clients_) close(c.fd);
     close(listenFd_);  // before the endpoint is given up, so that a new root can bind it
-    std::lock_guard<std::mutex> lock(gServedMutex);
-    gServed.erase({bound_.ip, bound_.port});
+    std::lock_guard<std::mutex> lock(served().mutex);
+    served().endpoints.erase({bound_.ip, bound_.port});
   }
 
  private:
@@ -280,14 +287,14 @@ class StoreServer {
 }  // namespace
 
 Status startStoreServer(uint32_t ip, uint16_t port, uint64_t secret, net::Endpoint* bound) {
-  std::lock_guard<std::mutex> lock(gServedMutex);
-  if (port != 0 && gServed.count({ip, port})) {
+  std::lock_guard<std::mutex> lock(served().mutex);
+  if (port != 0 && served().endpoints.count({ip, port})) {
     *bound = net::Endpoint{ip, port};
     return Status::ok();
   }
   int fd = -1;
   CHORUS_TRY(net::listenOn(ip, port, &fd, bound));
-  gServed.insert({bound->ip, bound->port});
+  served().endpoints.insert({bound->ip, bound->port});
   std::thread([fd, secret, at = *bound] {
     StoreServer server(fd, secret, at);
     server.run();
