@@ -57,7 +57,12 @@ __attribute__((target("avx,f16c"))) void reduceHalfF16c(void* dst, const void* a
 }
 
 bool hasF16c() {
+#if defined(__clang__) && __clang_major__ < 16
+  // Older clang cannot ask for f16c by name; every x86 CPU with AVX2 has it.
+  static const bool has = __builtin_cpu_supports("avx2");
+#else
   static const bool has = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+#endif
   return has;
 }
 #endif

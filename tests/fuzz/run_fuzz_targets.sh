@@ -11,7 +11,7 @@ if ! command -v clang++ >/dev/null; then
 fi
 dir=$build/fuzz
 CC=clang CXX=clang++ cmake -S "$src" -B "$dir" -DCHORUS_FUZZ=ON -DCHORUS_SANITIZE=address,undefined \
-  -DCHORUS_BENCHMARKS=OFF -DCHORUS_TOOLS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  -DCHORUS_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 targets=(topology_xml_fuzz store_values_fuzz call_header_fuzz store_messages_fuzz)
 cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}" >/dev/null
 export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
