@@ -89,25 +89,27 @@ Status createSegment(const std::string& name, size_t bytes, int* fd, std::shared
 
 // The higher rank's side: the peer's file, found by its descriptor number (a store value, so checked: it must be a
 // number, and name the file of this pair with the expected size).
-Status openPeerSegment(int pid, const std::string& fdText, const std::string& name, size_t bytes,
+Status openPeerSegment(int peer, int pid, const std::string& fdText, const std::string& name, size_t bytes,
                        std::shared_ptr<Mapping>* out) {
+  const std::string whose = "rank " + std::to_string(peer) + "'s shared memory ";
   char* end = nullptr;
   errno = 0;
   long peerFd = strtol(fdText.c_str(), &end, 10);
   if (fdText.empty() || *end != '\0' || errno != 0 || peerFd < 0 || peerFd > INT_MAX)
-    return remoteError("shm: the peer published '" + fdText.substr(0, 32) + "', not a descriptor number");
+    return remoteError("shm: rank " + std::to_string(peer) + " published '" + fdText.substr(0, 32) +
+                       "', not a descriptor number");
   const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(peerFd);
   char target[256] = {0};
   ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
-  if (n < 0) return systemError("shm: cannot open the peer's memory " + path + ": " + strerror(errno));
+  if (n < 0) return remoteError("shm: cannot open " + whose + path + ": " + strerror(errno) + " (is it alive?)");
   if (std::string(target, static_cast<size_t>(n)).rfind("/memfd:" + name + " ", 0) != 0)
-    return remoteError("shm: " + path + " is not the peer's file " + name);
+    return remoteError("shm: " + path + " is not " + whose + name);
   int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return systemError("shm: cannot open the peer's memory " + path + ": " + strerror(errno));
+  if (fd < 0) return systemError("shm: cannot open " + whose + path + ": " + strerror(errno));
   struct stat info {};
   Status st = fstat(fd, &info) == 0 && static_cast<size_t>(info.st_size) == bytes
                   ? mapFile(fd, bytes, name, out)
-                  : remoteError("shm: the peer's file " + name + " does not have the agreed size");
+                  : remoteError("shm: " + whose + name + " does not have the agreed size");
   close(fd);
   return st;
 }
@@ -146,7 +148,8 @@ class ShmTransport final : public Transport {
       std::string fdText;
       const int pid = (*ctx.peers)[peers[i]].pid;
       st = bs.get(pairTag(peers[i], ctx.rank), &fdText);
-      if (st.isOk()) st = openPeerSegment(pid, fdText, segmentName(ctx.commHash, peers[i], ctx.rank), bytes, &maps[i]);
+      if (st.isOk())
+        st = openPeerSegment(peers[i], pid, fdText, segmentName(ctx.commHash, peers[i], ctx.rank), bytes, &maps[i]);
       if (!st.isOk()) break;
       probe(i)->address[1] = probeAddress();
       probe(i)->verdict[1] = canReadPeer(pid, probe(i)->address[0]) ? 1 : 0;
@@ -168,7 +171,11 @@ class ShmTransport final : public Transport {
       std::string ignored;
       if (ctx.rank > peers[i]) st = bs.get(pairTag(peers[i], ctx.rank) + "/verdict", &ignored);
     }
-    if (!st.isOk()) return st.withContext("shm setup");
+    if (!st.isOk()) {
+      // A peer that died here fails its namespace at the root too: its cause is the one to report.
+      Status cause = bs.setupStatus();
+      return (cause.isOk() ? st : cause).withContext("shm setup");
+    }
     out->clear();
     int directPairs = 0;
     for (size_t i = 0; i < peers.size(); ++i) {
