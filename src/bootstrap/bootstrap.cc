@@ -92,8 +92,8 @@ Status Bootstrap::beginSetup() { return store_->join(namespace_, rank_); }
 Status Bootstrap::finishSetup() { return store_->ready(namespace_); }
 
 void Bootstrap::failSetup(const std::string& why) {
-  Status st = store_->fail(namespace_, "rank " + std::to_string(rank_) + " failed its init: " + why);
-  if (!st.isOk()) CHORUS_INFO(kBootstrap, "could not tell the other ranks: %s", st.message().c_str());
+  std::string first;
+  reportFailure("rank " + std::to_string(rank_) + " failed its init: " + why, &first);
 }
 
 void Bootstrap::reportFailure(const std::string& why, std::string* first) {

@@ -3,6 +3,7 @@
 
 #include <netinet/in.h>
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -21,6 +22,13 @@ struct Endpoint {
 
 /// The address this host advertises: CHORUS_SOCKET_ADDR, else the first non-loopback IPv4 interface, else 127.0.0.1.
 uint32_t localAddress();
+
+/// Listeners that face the network (the rendezvous root, a rank's tcp listener): a chorus peer sends its hello
+/// right after connect(), so a connection silent for kHelloWithin holds a descriptor for nothing and is closed; after
+/// accept() failed for want of descriptors, the listener is left alone for kAcceptBackoff (it stays readable, and
+/// polling it again at once would spin).
+inline constexpr std::chrono::milliseconds kHelloWithin{1000};
+inline constexpr std::chrono::milliseconds kAcceptBackoff{50};
 
 /// Opens a listening socket on `ip`:`port` (port 0 = any). Writes the bound endpoint.
 Status listenOn(uint32_t ip, uint16_t port, int* fd, Endpoint* bound);

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <thread>
 
@@ -43,8 +44,10 @@ Status StoreClient::request(uint32_t op, const std::string& key, const std::stri
   wire::ReplyHeader r{};
   while (st.isOk()) {
     pollfd readable{fd_, POLLIN, 0};
-    while (poll(&readable, 1, deadline.remainingMs()) == 0 && !deadline.expired()) {
-    }
+    int ready = 0;
+    do {
+      ready = poll(&readable, 1, deadline.remainingMs());
+    } while ((ready == 0 || (ready < 0 && errno == EINTR)) && !deadline.expired());
     if (readable.revents == 0) {
       // Nothing of the reply has arrived: the stream stays in step, and the reply is skipped when it comes.
       return timeoutError("bootstrap root " + server_.toString() + " (key '" + key + "'): no reply before the " +

@@ -26,12 +26,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A peer's hello follows its connect() at once; a connection silent for this long holds a descriptor for nothing.
-constexpr auto kHelloWithin = std::chrono::seconds(1);
-// After accept() failed for want of descriptors, the listener is left alone this long (it stays readable, and
-// polling it again at once would spin).
-constexpr auto kAcceptBackoff = std::chrono::milliseconds(50);
-
 struct Waiter {
   int fd;
   uint64_t sequence;  // of the get it answers
@@ -108,7 +102,7 @@ class StoreServer {
       int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) {
         net::setNoDelay(fd);
-        clients_.push_back(Client{fd, false, false, Clock::now() + kHelloWithin, {}, {}});
+        clients_.push_back(Client{fd, false, false, Clock::now() + net::kHelloWithin, {}, {}});
         continue;
       }
       if (errno == EMFILE || errno == ENFILE) {
@@ -120,7 +114,7 @@ class StoreServer {
         } else {
           CHORUS_WARN(kBootstrap, "store: out of file descriptors (raise ulimit -n); new ranks wait");
         }
-        acceptPausedUntil_ = Clock::now() + kAcceptBackoff;
+        acceptPausedUntil_ = Clock::now() + net::kAcceptBackoff;
       }
       return;
     }

@@ -18,15 +18,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A dialing rank sends its hello right after connect(): a second is far more than it needs.
-constexpr auto kHelloWithin = std::chrono::seconds(1);
 // A connection silent this long is taken for a stray one when descriptors run out (a rank's hello follows its
 // connect() within microseconds).
 constexpr auto kStrayAfter = std::chrono::milliseconds(100);
 // How often the wait asks whether another rank's setup failed (one store round trip).
 constexpr auto kSetupCheckEvery = std::chrono::milliseconds(250);
-// After accept() failed for want of descriptors, the listener is left alone this long.
-constexpr auto kAcceptBackoff = std::chrono::milliseconds(50);
 
 struct Pending {
   int fd = -1;
@@ -120,20 +116,20 @@ Status acceptPeers(int listenFd, const Expected& e, const Deadline& deadline,
       int fd = accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) {
         net::setNoDelay(fd);
-        pending.push_back({fd, Clock::now() + kHelloWithin, {}, 0});
+        pending.push_back({fd, Clock::now() + net::kHelloWithin, {}, 0});
         continue;
       }
       if (errno == EMFILE || errno == ENFILE) {
         // Room comes from a stray connection closing (the oldest one that has not said hello) or from time.
         ranOutOfDescriptors = true;
         auto stray = std::find_if(pending.begin(), pending.end(), [](const Pending& p) {
-          return p.got == 0 && Clock::now() > p.helloBy - kHelloWithin + kStrayAfter;
+          return p.got == 0 && Clock::now() > p.helloBy - net::kHelloWithin + kStrayAfter;
         });
         if (stray != pending.end()) {
           net::closeFd(stray->fd);
           pending.erase(stray);
         }
-        acceptPausedUntil = Clock::now() + kAcceptBackoff;
+        acceptPausedUntil = Clock::now() + net::kAcceptBackoff;
       } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
         closeAll();
         return systemError(std::string("tcp accept: ") + strerror(errno));
