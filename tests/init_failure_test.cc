@@ -57,6 +57,18 @@ std::set<std::string> chorusEntriesInDevShm() {
   return names;
 }
 
+// A rank that arrives after the others already failed and left still gets the cause at once: the root waits for
+// every rank of the communicator (up to the timeout) before it ends.
+TEST_P(InitFailure, ALateRankStillLearnsTheCause) {
+  auto results = runProcesses(kRanks, GetParam(), succeed, 60, nullptr, [](int rank) {
+    if (rank == kFailing) setenv("CHORUS_TRANSPORT", "carrier-pigeon", 1);
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  });
+  EXPECT_NE(results[1].exitCode, 0);
+  EXPECT_LT(results[1].secondsToExit, 3.0) << results[1].message;
+  EXPECT_NE(results[1].message.find("rank 2 failed its init"), std::string::npos) << results[1].message;
+}
+
 // The rank is killed at a random moment of its init. When it had joined the rendezvous, the others learn at once
 // that it left; when it was killed before, nobody can tell it from a late rank, and they end at the timeout,
 // naming it. Either way every survivor fails, and names rank 2.

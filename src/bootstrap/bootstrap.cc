@@ -87,7 +87,7 @@ Status Bootstrap::barrier(const std::string& tag) {
              : st.withContext("barrier '" + tag + "' (not every rank arrived)");
 }
 
-Status Bootstrap::beginSetup() { return store_->join(namespace_, rank_); }
+Status Bootstrap::beginSetup() { return store_->join(namespace_, rank_, nranks_); }
 
 Status Bootstrap::finishSetup() { return store_->ready(namespace_); }
 

@@ -14,7 +14,8 @@
 namespace chorus::bootstrap {
 
 /// Starts a store server listening on `ip`:`port` (0 = any port) in a background thread of this process. It ends
-/// when the last rank that used it has disconnected. Clients must present `secret`. A fixed endpoint this process
+/// when the last rank that used it has disconnected and every communicator's ranks have arrived (or CHORUS_TIMEOUT
+/// after the last one left). Clients must present `secret`. A fixed endpoint this process
 /// already serves is not started twice.
 Status startStoreServer(uint32_t ip, uint16_t port, uint64_t secret, net::Endpoint* bound);
 
@@ -30,10 +31,10 @@ class StoreClient {
   /// Adds `delta` to the integer at `key` (0 when absent) and returns the new value.
   Status add(const std::string& key, int64_t delta, int64_t* result);
 
-  /// Setup of the communicator whose keys live under `space`: this client's `rank` starts it, finishes it, or
-  /// fails it with `why`. While a rank is between join and ready, its failure or its lost connection fails every
+  /// Setup of the communicator whose keys live under `space`: this client's `rank` (of `nranks`) starts it, finishes
+  /// it, or fails it with `why`. While a rank is between join and ready, its failure or its lost connection fails every
   /// request on keys under `space`, with the first cause. Each returns that cause when `space` already failed.
-  Status join(const std::string& space, int rank);
+  Status join(const std::string& space, int rank, int nranks);
   Status ready(const std::string& space);
   Status fail(const std::string& space, const std::string& why);
 

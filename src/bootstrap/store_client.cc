@@ -91,9 +91,10 @@ Status StoreClient::add(const std::string& key, int64_t delta, int64_t* result) 
   return Status::ok();
 }
 
-Status StoreClient::join(const std::string& space, int rank) {
+Status StoreClient::join(const std::string& space, int rank, int nranks) {
   std::string ignored;
-  return request(wire::kJoin, space, std::to_string(rank), &ignored, Deadline::fromSettings());
+  return request(wire::kJoin, space, std::to_string(rank) + " " + std::to_string(nranks), &ignored,
+                 Deadline::fromSettings());
 }
 
 Status StoreClient::ready(const std::string& space) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -20,6 +21,7 @@
 
 #include "bootstrap/store.hpp"
 #include "core/log.hpp"
+#include "core/settings.hpp"
 
 namespace chorus::bootstrap {
 namespace {
@@ -83,8 +85,21 @@ class StoreServer {
   }
 
  private:
-  bool finished() const {
-    return servedMembers_ && std::none_of(clients_.begin(), clients_.end(), [](const Client& c) { return c.member; });
+  // Done when every rank that used the root has left, and either every communicator set up through it had all its
+  // ranks arrive or a timeout has passed since the last one left: a rank slower than the others (which already
+  // failed and left) still gets its answer instead of a root that is gone.
+  bool finished() {
+    const auto now = Clock::now();
+    if (std::any_of(clients_.begin(), clients_.end(), [](const Client& c) { return c.member; })) lastMember_ = now;
+    if (!servedMembers_ || lastMember_ == now) return false;
+    const bool everyoneArrived = std::all_of(spaces_.begin(), spaces_.end(), [](const auto& entry) {
+      return static_cast<int>(entry.second.joined.size()) >= entry.second.nranks;
+    });
+    return everyoneArrived || now >= lingerEnd();
+  }
+  Clock::time_point lingerEnd() const {
+    return lastMember_ +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(settings().timeoutSeconds));
   }
 
   int pollTimeoutMs() const {
@@ -92,6 +107,7 @@ class StoreServer {
     for (const auto& c : clients_)
       if (!c.authenticated) next = std::min(next, c.helloBy);
     if (Clock::now() < acceptPausedUntil_) next = std::min(next, acceptPausedUntil_);
+    if (servedMembers_) next = std::min(next, lingerEnd());
     if (next == Clock::time_point::max()) return -1;
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
     return static_cast<int>(std::clamp<long long>(ms + 1, 0, 1000));
@@ -217,7 +233,15 @@ class StoreServer {
   void handle(Client& c, uint32_t op, uint64_t sequence, const std::string& key, const std::string& value) {
     if (op == wire::kJoin || op == wire::kReady || op == wire::kFail) {
       const std::string space = key;
-      if (op == wire::kJoin) c.joining[space] = atoi(value.c_str());
+      if (op == wire::kJoin) {
+        // "rank nranks"; anything else counts as a communicator whose arrivals are not awaited.
+        int rank = -1, nranks = 0;
+        if (sscanf(value.c_str(), "%d %d", &rank, &nranks) != 2 || rank < 0 || nranks <= rank) nranks = 0;
+        c.joining[space] = rank;
+        Arrivals& arrivals = spaces_[space];
+        arrivals.nranks = nranks;
+        arrivals.joined.insert(rank);
+      }
       if (op == wire::kReady) c.joining.erase(space);
       if (op == wire::kFail) {
         c.joining.erase(space);
@@ -272,6 +296,12 @@ class StoreServer {
   net::Endpoint bound_;
   std::vector<Client> clients_;
   bool servedMembers_ = false;
+  Clock::time_point lastMember_;  // when a rank was last connected
+  struct Arrivals {
+    int nranks = 0;
+    std::set<int> joined;
+  };
+  std::map<std::string, Arrivals> spaces_;  // communicators set up through this root, by namespace
   Clock::time_point acceptPausedUntil_;
   std::map<std::string, std::string> data_;
   std::map<std::string, std::vector<Waiter>> waiters_;  // key -> clients whose get waits for it
