@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 RANKS ?= 4
 
-.PHONY: deps build run test clean
+.PHONY: deps build run test test-sanitized clean
 
 deps:
 	@bash scripts/install_deps.sh
@@ -17,6 +17,10 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 900
+
+# The suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the threaded tests under ThreadSanitizer.
+test-sanitized: deps
+	@bash tests/sanitize/suite_under_sanitizers.sh . $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

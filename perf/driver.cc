@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/id_handoff.hpp"
 #include "bootstrap/launcher.hpp"
 #include "core/settings.hpp"
 #include "perf/backend.hpp"
@@ -57,20 +58,32 @@ int runProcess(const Options& o, const Collective& coll, const World& world, con
   return worst;
 }
 
-// --nprocs N: the parent makes the id (and runs the rendezvous root), forks N ranks and waits for them.
+// --nprocs N: the parent forks N ranks, then makes the id (and runs the rendezvous root), hands it to them and
+// waits for them.
 int launchLocal(const Options& o, const Collective& coll, const char* program) {
   World world;
-  CHORUS_NCCL_CHECK(ncclGetUniqueId(&world.id));
   world.procCount = o.nprocs;
+  bootstrap::IdHandoff handoff;
+  if (Status st = handoff.open(); !st.isOk()) {
+    fprintf(stderr, "%s: %s\n", program, st.message().c_str());
+    return 2;
+  }
   fflush(stdout);
   std::vector<pid_t> children;
   for (int i = 0; i < o.nprocs; ++i) {
     pid_t pid = fork();
     if (pid < 0) {
       perror("fork");
-      return 2;
+      break;  // the children forked so far learn that no id comes, and end
     }
     if (pid == 0) {
+      static_assert(sizeof(world.id) == sizeof(UniqueId));
+      UniqueId id;
+      if (Status st = handoff.receive(&id); !st.isOk()) {
+        fprintf(stderr, "%s: rank %d: %s\n", program, i, st.message().c_str());
+        _exit(2);
+      }
+      memcpy(&world.id, id.bytes.data(), sizeof(world.id));
       world.procRank = i;
       int code = runProcess(o, coll, world, program);
       fflush(stdout);
@@ -78,11 +91,27 @@ int launchLocal(const Options& o, const Collective& coll, const char* program) {
     }
     children.push_back(pid);
   }
+  // Every rank is forked: now the id, and with it the root's thread.
+  std::string failure;
+  if (children.size() < static_cast<size_t>(o.nprocs)) {
+    failure = "fork failed";
+  } else if (ncclGetUniqueId(&world.id) != ncclSuccess) {
+    failure = ncclGetLastError(nullptr);
+  } else {
+    UniqueId id;
+    memcpy(id.bytes.data(), &world.id, sizeof(world.id));
+    if (Status st = handoff.send(id, o.nprocs); !st.isOk()) failure = st.message();
+  }
+  handoff.close();
+  int worst = 0;
+  if (!failure.empty()) {
+    fprintf(stderr, "%s: could not start the ranks: %s\n", program, failure.c_str());
+    worst = 2;
+  }
   // Reap children as they end (in any order): a dead rank must not linger as a zombie, which its peers would
   // still see as alive. The first rank that fails stops the others at once (they could only wait for it until
   // CHORUS_TIMEOUT); its exit is the one reported as the cause.
-  int worst = 0;
-  bool stopping = false;
+  bool stopping = worst != 0;
   for (size_t left = children.size(); left > 0; --left) {
     int status = 0;
     pid_t pid = waitpid(-1, &status, 0);

@@ -88,7 +88,10 @@ int main(void) {
   CHECK(ncclCommInitRankConfig(&one, 1, id, 0, &config) == ncclInvalidArgument);
   ncclConfig_t good = NCCL_CONFIG_INITIALIZER;
   CHECK(ncclCommInitRankConfig(&one, 1, id, 0, &good) == ncclSuccess);
-  CHECK(ncclCommInitRank(&one, 2, id, 5) == ncclInvalidArgument);
+  CHECK(ncclCommDestroy(one) == ncclSuccess);
+  ncclComm_t outside = NULL;
+  CHECK(ncclCommInitRank(&outside, 2, id, 5) == ncclInvalidArgument);
+  CHECK(outside == NULL);
 
   for (int r = 0; r < N; ++r) {
     CHECK(ncclCommDestroy(comms[r]) == ncclSuccess);

@@ -179,9 +179,8 @@ TEST(SharedMemory, NoSegmentOutlivesInit) {
   for (auto& r : results) EXPECT_EQ(r.exitCode, 0);
 }
 
-TEST(Bootstrap, GarbageAndWrongSecretsAreRefusedAndTheRootKeepsServing) {
-  UniqueId id;
-  ASSERT_TRUE(UniqueId::create(&id).isOk());
+// Connections that send garbage, a wrong secret or an absurd length to `id`'s root are closed by it.
+void expectGarbageRefused(const UniqueId& id) {
   bootstrap::IdLayout l = bootstrap::decodeId(id);
   net::Endpoint root{l.rootIp, l.rootPort};
   auto sendAndExpectClose = [&](const void* data, size_t bytes) {
@@ -204,7 +203,14 @@ TEST(Bootstrap, GarbageAndWrongSecretsAreRefusedAndTheRootKeepsServing) {
     bootstrap::wire::RequestHeader request;
   } oversized{{bootstrap::wire::kHelloMagic, l.secret}, {bootstrap::wire::kSet, 10, 1ull << 40, 1}};
   sendAndExpectClose(&oversized, sizeof(oversized));
+}
 
+TEST(Bootstrap, GarbageAndWrongSecretsAreRefusedAndTheRootKeepsServing) {
+  auto idAfterGarbage = [](UniqueId* id) -> Status {
+    CHORUS_TRY(UniqueId::create(id));
+    expectGarbageRefused(*id);
+    return Status::ok();
+  };
   // The same root still brings up a communicator.
   auto results = runProcesses(
       2, "",
@@ -213,7 +219,7 @@ TEST(Bootstrap, GarbageAndWrongSecretsAreRefusedAndTheRootKeepsServing) {
         Status st = comm.allReduce(&v, &sum, 1, DataType::kInt32, RedOp::sum());
         return st.isOk() && sum == 2 ? "" : "allreduce after garbage failed";
       },
-      60, &id);
+      60, idAfterGarbage);
   for (auto& r : results) EXPECT_EQ(r.exitCode, 0);
 }
 

@@ -42,13 +42,16 @@ double secondsUntilClosed(int fd, double limit) {
 }
 
 TEST(RootListener, IdleConnectionsAreClosedAndInitGoesOn) {
-  UniqueId id;
-  ASSERT_TRUE(UniqueId::create(&id).isOk());
-  bootstrap::IdLayout l = bootstrap::decodeId(id);
-  std::vector<int> idle = idleConnections({l.rootIp, l.rootPort}, 60);
+  std::vector<int> idle;
+  auto idWithIdleConnections = [&idle](UniqueId* id) -> Status {
+    CHORUS_TRY(UniqueId::create(id));
+    bootstrap::IdLayout l = bootstrap::decodeId(*id);
+    idle = idleConnections({l.rootIp, l.rootPort}, 60);
+    return Status::ok();
+  };
   const auto start = Clock::now();
   auto results = runProcesses(
-      2, "shm", [](Communicator&) { return std::string(); }, 60, &id);
+      2, "shm", [](Communicator&) { return std::string(); }, 60, idWithIdleConnections);
   for (auto& r : results) EXPECT_EQ(r.exitCode, 0);
   EXPECT_LT(secondsSince(start), 3.0) << "init took as long as the idle connections were held";
   for (int& fd : idle) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bootstrap/host_id.hpp"
+#include "bootstrap/id_handoff.hpp"
 #include "bootstrap/launcher.hpp"
 #include "chorus/communicator.hpp"
 #include "chorus/unique_id.hpp"
@@ -116,10 +117,11 @@ double measureReduce() {
   return static_cast<double>(kLarge) / median(samples) / 1e3;
 }
 
-// Runs `body(comm)` on n forked local processes; the result of rank 0 comes back through a pipe.
+// Runs `body(comm)` on n forked local processes (forked before the id exists: see bootstrap/id_handoff.hpp); the
+// result of rank 0 comes back through a pipe.
 Status onLocalProcesses(int n, const std::function<Status(Communicator&, std::string*)>& body, std::string* out) {
-  UniqueId id;
-  CHORUS_TRY(UniqueId::create(&id));
+  bootstrap::IdHandoff handoff;
+  CHORUS_TRY(handoff.open());
   int pipeFds[2];
   if (pipe(pipeFds) != 0) return systemError("pipe: " + std::string(strerror(errno)));
   fflush(stdout);
@@ -129,9 +131,11 @@ Status onLocalProcesses(int n, const std::function<Status(Communicator&, std::st
     if (pid < 0) return systemError("fork: " + std::string(strerror(errno)));
     if (pid == 0) {
       close(pipeFds[0]);
+      UniqueId id;
       std::unique_ptr<Communicator> comm;
       std::string result;
-      Status st = Communicator::create(id, n, r, &comm);
+      Status st = handoff.receive(&id);
+      if (st.isOk()) st = Communicator::create(id, n, r, &comm);
       if (st.isOk()) st = body(*comm, &result);
       if (!st.isOk()) result = "error " + st.message();
       if (r == 0 && write(pipeFds[1], result.data(), result.size()) < 0) _exit(3);
@@ -139,6 +143,10 @@ Status onLocalProcesses(int n, const std::function<Status(Communicator&, std::st
     }
     children.push_back(pid);
   }
+  UniqueId id;
+  Status made = UniqueId::create(&id);
+  if (made.isOk()) made = handoff.send(id, n);
+  handoff.close();
   close(pipeFds[1]);
   char buffer[4096];
   ssize_t got = 0;
@@ -151,6 +159,7 @@ Status onLocalProcesses(int n, const std::function<Status(Communicator&, std::st
     waitpid(pid, &status, 0);
     failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
   }
+  if (!made.isOk()) return made;
   if (out->rfind("error ", 0) == 0) return systemError(out->substr(6));
   if (failed) return systemError("a measuring process failed");
   return Status::ok();

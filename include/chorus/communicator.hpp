@@ -34,6 +34,10 @@ class Communicator {
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
+  /// The most ranks a communicator may have. Init sizes per-rank tables before the others arrive, so a mistyped
+  /// rank count must fail at once rather than reserve gigabytes.
+  static constexpr int kMaxRanks = 1 << 22;
+
   /// Joins communicator `id` as `rank` of `nranks`. Collective: every rank calls it. Inside a group the work
   /// happens at groupEnd(), so one thread can create several ranks.
   static Status create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out);

@@ -36,7 +36,10 @@ Status Communicator::create(const UniqueId& id, int nranks, int rank, std::uniqu
 Status Communicator::create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out,
                             const CommConfig& config) {
   if (!out) return invalidArgument("create: null output");
-  if (nranks < 1) return invalidArgument("create: nranks " + std::to_string(nranks) + " < 1");
+  if (nranks < 1 || nranks > kMaxRanks) {
+    return invalidArgument("create: nranks " + std::to_string(nranks) + " outside [1, " + std::to_string(kMaxRanks) +
+                           "]");
+  }
   if (rank < 0 || rank >= nranks) {
     return invalidArgument("create: rank " + std::to_string(rank) + " outside [0, " + std::to_string(nranks) + ")");
   }
@@ -76,7 +79,10 @@ Status Communicator::createFromEnvironment(std::unique_ptr<Communicator>* out) {
 }
 
 Status Communicator::createLocal(int nranks, std::vector<std::unique_ptr<Communicator>>* out) {
-  if (nranks < 1) return invalidArgument("createLocal: nranks " + std::to_string(nranks) + " < 1");
+  if (nranks < 1 || nranks > kMaxRanks) {
+    return invalidArgument("createLocal: nranks " + std::to_string(nranks) + " outside [1, " +
+                           std::to_string(kMaxRanks) + "]");
+  }
   UniqueId id;
   CHORUS_TRY(UniqueId::create(&id));
   out->clear();

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <mutex>
+#include <vector>
 
 namespace chorus {
 namespace {
@@ -183,7 +184,9 @@ const Settings& settings() {
 
 void reloadSettings() {
   std::lock_guard<std::mutex> lock(gMutex);
-  // The old object is leaked on purpose: other threads may still hold references to it.
+  // The old object is kept for the life of the process: other threads may still hold references to it.
+  static auto* retired = new std::vector<Settings*>();
+  if (Settings* old = gSettings.load()) retired->push_back(old);
   gError.clear();
   gSettings.store(new Settings(parse(&gError)), std::memory_order_release);
 }

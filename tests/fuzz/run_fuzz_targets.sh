@@ -9,13 +9,11 @@ if ! command -v clang++ >/dev/null; then
   echo "fuzz targets: skipped, clang++ is not installed (scripts/install_deps.sh installs it)"
   exit 0
 fi
+source "$src/tests/sanitize/sanitized_tree.sh"
 dir=$build/fuzz
-CC=clang CXX=clang++ cmake -S "$src" -B "$dir" -DCHORUS_FUZZ=ON -DCHORUS_SANITIZE=address,undefined \
-  -DCHORUS_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+CC=clang CXX=clang++ configure_sanitized_tree "$src" "$dir" address,undefined -DCHORUS_FUZZ=ON
 targets=(topology_xml_fuzz store_values_fuzz call_header_fuzz store_messages_fuzz)
 cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}" >/dev/null
-export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
-export LSAN_OPTIONS="suppressions=$src/tests/sanitize/lsan.supp print_suppressions=0 fast_unwind_on_malloc=0"
 for target in "${targets[@]}"; do
   scratch=$dir/corpus/$target
   rm -rf "$scratch" && mkdir -p "$scratch"

@@ -10,19 +10,18 @@
 #include <cstdlib>
 #include <thread>
 
+#include "bootstrap/id_handoff.hpp"
 #include "core/settings.hpp"
 
 namespace chorus::testing {
 
 std::vector<ProcessResult> runProcesses(int nranks, const std::string& transport,
                                         const std::function<std::string(Communicator&)>& body, double deadlineSeconds,
-                                        const UniqueId* existing, const std::function<void(int)>& beforeInit) {
+                                        const std::function<Status(UniqueId*)>& makeId,
+                                        const std::function<void(int)>& beforeInit) {
   std::vector<ProcessResult> results(nranks);
-  UniqueId id;
-  if (existing)
-    id = *existing;
-  else if (!UniqueId::create(&id).isOk())
-    return results;
+  bootstrap::IdHandoff handoff;
+  if (!handoff.open().isOk()) return results;
   fflush(stdout);
   fflush(stderr);
   std::vector<pid_t> pids(nranks, -1);
@@ -36,8 +35,10 @@ std::vector<ProcessResult> runProcesses(int nranks, const std::string& transport
       if (!transport.empty()) setenv("CHORUS_TRANSPORT", transport.c_str(), 1);
       if (beforeInit) beforeInit(r);
       reloadSettings();
+      UniqueId id;
       std::unique_ptr<Communicator> comm;
-      Status st = Communicator::create(id, nranks, r, &comm);
+      Status st = handoff.receive(&id);
+      if (st.isOk()) st = Communicator::create(id, nranks, r, &comm);
       std::string error = st.isOk() ? body(*comm) : "init failed: " + st.message();
       if (!error.empty()) fprintf(stderr, "[rank %d] %s\n", r, error.c_str());
       fflush(stderr);
@@ -48,6 +49,12 @@ std::vector<ProcessResult> runProcesses(int nranks, const std::string& transport
     messagePipes[r] = ends[0];
     pids[r] = pid;
   }
+  // Every rank is forked: now the id, and with it the rendezvous root's thread.
+  UniqueId id;
+  Status made = makeId ? makeId(&id) : UniqueId::create(&id);
+  if (made.isOk()) made = handoff.send(id, nranks);
+  if (!made.isOk()) fprintf(stderr, "runProcesses: no id for the ranks: %s\n", made.message().c_str());
+  handoff.close();
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   int left = nranks;

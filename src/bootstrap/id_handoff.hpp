@@ -1,0 +1,33 @@
+// Local ranks made with fork() learn their communicator id from the parent after they are forked. Making an id
+// starts its rendezvous root, a thread of the parent; a child forked while that thread runs inherits every lock the
+// thread held at that instant (the allocator's, the log's) and can wait on one of them forever. So the parent forks
+// while it still has one thread, then makes the id and hands it to the children over a socket pair.
+#pragma once
+
+#include "chorus/status.hpp"
+#include "chorus/unique_id.hpp"
+
+namespace chorus::bootstrap {
+
+class IdHandoff {
+ public:
+  IdHandoff() = default;
+  ~IdHandoff();
+  IdHandoff(const IdHandoff&) = delete;
+  IdHandoff& operator=(const IdHandoff&) = delete;
+
+  /// Before the forks.
+  Status open();
+  /// In a forked child: waits up to CHORUS_TIMEOUT for the id; fails at once when the parent gives up or dies.
+  Status receive(UniqueId* id);
+  /// In the parent, after every fork: one copy of `id` for each of `children`.
+  Status send(const UniqueId& id, int children);
+  /// In the parent when it has no id to give: waiting children fail at once.
+  void close();
+
+ private:
+  int parentEnd_ = -1;
+  int childEnd_ = -1;
+};
+
+}  // namespace chorus::bootstrap

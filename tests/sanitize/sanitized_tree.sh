@@ -1,0 +1,16 @@
+# Sourced by the scripts that build chorus with sanitizers and run it: one tree per sanitizer set under the build
+# directory (RelWithDebInfo, so reports name lines), and the runtime options every such run uses: stop at the first
+# report, count leaks, print stacks.
+
+# configure_sanitized_tree <source dir> <tree> <sanitizers> [more cmake arguments]
+configure_sanitized_tree() {
+  local src=$1 tree=$2 sanitizers=$3
+  shift 3
+  cmake -S "$src" -B "$tree" -DCHORUS_SANITIZE="$sanitizers" -DCHORUS_BENCHMARKS=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+}
+
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="halt_on_error=1 detect_leaks=1"
+export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
+# Full unwinding, so that leaks made inside hwloc's plugins show the hwloc frame the suppression names.
+export LSAN_OPTIONS="suppressions=$(dirname "${BASH_SOURCE[0]}")/lsan.supp print_suppressions=0 fast_unwind_on_malloc=0"

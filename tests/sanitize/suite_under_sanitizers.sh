@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The whole ctest suite in a tree built with AddressSanitizer + UndefinedBehaviorSanitizer, then the tests that run
+# ranks as threads of one process (the selection below) in a tree built with ThreadSanitizer. Any report fails the
+# run.
+# Left to the plain suite: the tests that build sanitized trees of their own (abort_under_*, fuzz_targets), the
+# install test and the format check.
+# Usage: suite_under_sanitizers.sh <source dir> <build dir>     (`make test-sanitized`; CI runs it after `make test`)
+set -euo pipefail
+src=$(cd "$1" && pwd) build=$2
+source "$src/tests/sanitize/sanitized_tree.sh"
+jobs=$(nproc)
+
+tree=$build/sanitize-address-undefined
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer: building $tree"
+configure_sanitized_tree "$src" "$tree" address,undefined
+cmake --build "$tree" -j"$jobs" >/dev/null
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the suite"
+(cd "$tree" && ctest --output-on-failure -j"$jobs" --timeout 1800 \
+  -E '^(abort_under_.*|fuzz_targets|install_and_consume|clang_format)$')
+
+# ThreadSanitizer makes collectives 10-30x slower: the threaded tests run at 3 ranks (odd, so rings pipeline
+# unevenly) plus every other thread test, and the training tests' thread variants (their forked variants test no
+# threading, and ThreadSanitizer cannot follow a fork of a threaded process).
+tree=$build/sanitize-thread
+declare -A threaded=(
+  [collectives_threads_test]='ThreadCommunicator.*:Loopback/*_3ranks:-ThreadCommunicator.EveryAlgorithm*'
+  [fifo_test]='*' [capi_abort_test]='*' [capi_split_test]='*'
+  [data_parallel_test]='-*processes*' [zero_test]='-*processes*' [tensor_parallel_test]='-*processes*'
+  [moe_test]='-*processes*'
+)
+echo "== ThreadSanitizer: building ${!threaded[*]} in $tree"
+configure_sanitized_tree "$src" "$tree" thread
+cmake --build "$tree" -j"$jobs" --target "${!threaded[@]}" >/dev/null
+for test in "${!threaded[@]}"; do
+  echo "== ThreadSanitizer: $test ${threaded[$test]}"
+  timeout 1200 "$tree/tests/$test" --gtest_brief=1 --gtest_filter="${threaded[$test]}"
+done
+echo "== no sanitizer reports"
