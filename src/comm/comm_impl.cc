@@ -79,7 +79,8 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   CHORUS_INFO(kInit, "chorus %s (NCCL API %s): rank %d of %d, host %s, pid %d", version(), ncclApiVersion(), rank_,
               nranks_, bootstrap::hostId().c_str(), static_cast<int>(getpid()));
   Status st = bootstrap_->beginSetup();
-  if (std::string bad = settingsError(); st.isOk() && !bad.empty()) st = invalidArgument(bad);
+  // This rank's own invalid setting is its cause, even when another rank's failure reached it first.
+  if (std::string bad = settingsError(); !bad.empty()) st = invalidArgument(bad);
   if (st.isOk()) st = connectPeers();
   if (st.isOk()) st = bootstrap_->finishSetup();
   if (!st.isOk() && aborted_) st = remoteError("the communicator was aborted during its init");
