@@ -92,20 +92,15 @@ int launchLocal(const Options& o, const Collective& coll, const char* program) {
     children.push_back(pid);
   }
   // Every rank is forked: now the id, and with it the root's thread.
-  std::string failure;
-  if (children.size() < static_cast<size_t>(o.nprocs)) {
-    failure = "fork failed";
-  } else if (ncclGetUniqueId(&world.id) != ncclSuccess) {
-    failure = ncclGetLastError(nullptr);
-  } else {
-    UniqueId id;
-    memcpy(id.bytes.data(), &world.id, sizeof(world.id));
-    if (Status st = handoff.send(id, o.nprocs); !st.isOk()) failure = st.message();
-  }
-  handoff.close();
+  auto ncclId = [&](UniqueId* id) -> Status {
+    if (children.size() < static_cast<size_t>(o.nprocs)) return systemError("fork failed");
+    if (ncclGetUniqueId(&world.id) != ncclSuccess) return systemError(ncclGetLastError(nullptr));
+    memcpy(id->bytes.data(), &world.id, sizeof(world.id));
+    return Status::ok();
+  };
   int worst = 0;
-  if (!failure.empty()) {
-    fprintf(stderr, "%s: could not start the ranks: %s\n", program, failure.c_str());
+  if (Status st = handoff.handOver(ncclId, o.nprocs); !st.isOk()) {
+    fprintf(stderr, "%s: could not start the ranks: %s\n", program, st.message().c_str());
     worst = 2;
   }
   // Reap children as they end (in any order): a dead rank must not linger as a zombie, which its peers would

@@ -65,9 +65,15 @@ TEST(IdHandoff, EveryChildGetsTheWholeIdMadeAfterTheFork) {
   std::vector<Child> children;
   for (int c = 0; c < 5; ++c) children.push_back(forkReceiver(handoff, 30));
   UniqueId id;
-  ASSERT_TRUE(UniqueId::create(&id).isOk());
-  ASSERT_TRUE(handoff.send(id, static_cast<int>(children.size())).isOk());
-  handoff.close();
+  ASSERT_TRUE(handoff
+                  .handOver(
+                      [&id](UniqueId* made) {
+                        CHORUS_TRY(UniqueId::create(made));
+                        id = *made;
+                        return Status::ok();
+                      },
+                      static_cast<int>(children.size()))
+                  .isOk());
   for (const Child& child : children) EXPECT_EQ(finish(child), std::string(id.bytes.data(), id.bytes.size()));
 }
 

@@ -143,10 +143,7 @@ Status onLocalProcesses(int n, const std::function<Status(Communicator&, std::st
     }
     children.push_back(pid);
   }
-  UniqueId id;
-  Status made = UniqueId::create(&id);
-  if (made.isOk()) made = handoff.send(id, n);
-  handoff.close();
+  Status made = handoff.handOver(UniqueId::create, n);
   close(pipeFds[1]);
   char buffer[4096];
   ssize_t got = 0;

@@ -45,13 +45,16 @@ Status IdHandoff::receive(UniqueId* id) {
   }
 }
 
-Status IdHandoff::send(const UniqueId& id, int children) {
+Status IdHandoff::handOver(const std::function<Status(UniqueId*)>& make, int children) {
   net::closeFd(childEnd_);
-  for (int c = 0; c < children; ++c) {
+  UniqueId id;
+  Status st = make(&id);
+  for (int c = 0; st.isOk() && c < children; ++c) {
     if (::send(parentEnd_, id.bytes.data(), id.bytes.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(id.bytes.size()))
-      return systemError("id handoff: send: " + std::string(strerror(errno)));
+      st = systemError("id handoff: send: " + std::string(strerror(errno)));
   }
-  return Status::ok();
+  close();
+  return st;
 }
 
 void IdHandoff::close() {

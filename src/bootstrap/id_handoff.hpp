@@ -4,6 +4,8 @@
 // while it still has one thread, then makes the id and hands it to the children over a socket pair.
 #pragma once
 
+#include <functional>
+
 #include "chorus/status.hpp"
 #include "chorus/unique_id.hpp"
 
@@ -20,8 +22,9 @@ class IdHandoff {
   Status open();
   /// In a forked child: waits up to CHORUS_TIMEOUT for the id; fails at once when the parent gives up or dies.
   Status receive(UniqueId* id);
-  /// In the parent, after every fork: one copy of `id` for each of `children`.
-  Status send(const UniqueId& id, int children);
+  /// In the parent, after every fork: makes the id with `make` and sends one copy to each of `children`, then
+  /// closes; when `make` fails, the waiting children fail at once. Returns `make`'s or the sending's error.
+  Status handOver(const std::function<Status(UniqueId*)>& make, int children);
   /// In the parent when it has no id to give: waiting children fail at once.
   void close();
 

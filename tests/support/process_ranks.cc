@@ -50,11 +50,8 @@ std::vector<ProcessResult> runProcesses(int nranks, const std::string& transport
     pids[r] = pid;
   }
   // Every rank is forked: now the id, and with it the rendezvous root's thread.
-  UniqueId id;
-  Status made = makeId ? makeId(&id) : UniqueId::create(&id);
-  if (made.isOk()) made = handoff.send(id, nranks);
+  Status made = handoff.handOver(makeId ? makeId : UniqueId::create, nranks);
   if (!made.isOk()) fprintf(stderr, "runProcesses: no id for the ranks: %s\n", made.message().c_str());
-  handoff.close();
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   int left = nranks;
