@@ -1,7 +1,7 @@
-// Local ranks made with fork() learn their communicator id from the parent after they are forked. Making an id
-// starts its rendezvous root, a thread of the parent; a child forked while that thread runs inherits every lock the
-// thread held at that instant (the allocator's, the log's) and can wait on one of them forever. So the parent forks
-// while it still has one thread, then makes the id and hands it to the children over a socket pair.
+// Local ranks made with fork() learn their communicator id from the parent after they are forked, so that the
+// forks copy a process with one thread: making the id starts its rendezvous root, a thread of the parent. (A fork
+// beside a running root is safe too, bootstrap/root_threads.hpp, but a launcher need not rely on it.) The parent
+// forks, makes the id, and hands it to the children over a socket pair.
 #pragma once
 
 #include <functional>

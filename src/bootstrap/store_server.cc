@@ -16,9 +16,9 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <vector>
 
+#include "bootstrap/root_threads.hpp"
 #include "bootstrap/store.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
@@ -68,7 +68,7 @@ class StoreServer {
       const bool listening = Clock::now() >= acceptPausedUntil_;
       fds.push_back({listening ? listenFd_ : -1, POLLIN, 0});
       for (auto& c : clients_) fds.push_back({c.fd, POLLIN, 0});
-      if (poll(fds.data(), fds.size(), pollTimeoutMs()) < 0) continue;
+      if (pollOutsideForkGate(fds.data(), fds.size(), pollTimeoutMs()) < 0) continue;
       if (fds[0].revents & POLLIN) acceptClients();
       // Iterate over a snapshot of fds: serving may close clients.
       for (size_t i = 1; i < fds.size(); ++i) {
@@ -319,10 +319,10 @@ Status startStoreServer(uint32_t ip, uint16_t port, uint64_t secret, net::Endpoi
   int fd = -1;
   CHORUS_TRY(net::listenOn(ip, port, &fd, bound));
   served().endpoints.insert({bound->ip, bound->port});
-  std::thread([fd, secret, at = *bound] {
+  startRootThread([fd, secret, at = *bound] {
     StoreServer server(fd, secret, at);
     server.run();
-  }).detach();
+  });
   CHORUS_INFO(kBootstrap, "store root listening on %s", bound->toString().c_str());
   return Status::ok();
 }
