@@ -18,16 +18,15 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
-#include "bootstrap/host_id.hpp"
-#include "transports/transport.hpp"
+#include "core/settings.hpp"
+#include "transports/peer_mesh.hpp"
 
 namespace {
 
 using chorus::Status;
 using chorus::transport::Connection;
 
-constexpr size_t kFifoBytes = 4 << 20;  // CHORUS_SHM_BUFFER's and CHORUS_TCP_BUFFER's default
-constexpr size_t kPiece = 256 << 10;    // bytes per commit, so the receiver copies while the sender does
+constexpr size_t kPiece = 256 << 10;  // bytes per commit, so the receiver copies while the sender does
 constexpr auto kDeadline = std::chrono::seconds(30);
 constexpr uint64_t kEcho = 0, kSink = 1, kStop = 2;
 
@@ -143,28 +142,13 @@ class Hop {
   static std::unique_ptr<Connection> connect(const std::string& transport, const chorus::UniqueId& id, int rank) {
     std::unique_ptr<chorus::bootstrap::Bootstrap> bs;
     check(chorus::bootstrap::Bootstrap::join(id, 2, rank, &bs), "bootstrap");
-    chorus::transport::PeerInfo me;
-    me.rank = rank;
-    me.hostId = chorus::bootstrap::hostId();
-    me.pid = getpid();
-    std::unique_ptr<chorus::transport::Transport> t;
-    if (transport == "tcp") {
-      check(chorus::transport::makeTcpTransport(&t, &me.tcpAddress), "tcp listener");
-    } else {
-      t = chorus::transport::makeShmTransport();
-    }
-    std::vector<std::string> blobs;
-    check(bs->allGather("address", me.tcpAddress, &blobs), "address exchange");
-    std::vector<chorus::transport::PeerInfo> peers(2, me);
-    for (int r = 0; r < 2; ++r) {
-      peers[r].rank = r;
-      peers[r].tcpAddress = blobs[r];
-    }
-    chorus::transport::ConnectContext ctx{rank, 2, bs->commHash(), bs.get(), &peers, kFifoBytes, false};
-    std::vector<std::unique_ptr<Connection>> out;
-    check(t->connect(ctx, {1 - rank}, &out), "connect");
+    chorus::Settings forced = chorus::settings();
+    forced.transport = transport;
+    forced.directThreshold = 0;  // the stream alone
+    chorus::transport::PeerMesh mesh;
+    check(chorus::transport::connectPeerMesh(*bs, rank, 2, forced, &mesh), "connect");
     check(bs->barrier("connected"), "barrier");
-    return std::move(out[0]);
+    return std::move(mesh.connections[1 - rank]);
   }
 
   std::unique_ptr<Connection> mine_, peer_;

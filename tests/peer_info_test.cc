@@ -1,30 +1,32 @@
 // Peer entries read from the bootstrap store: round trip, and every kind of malformed or foreign entry is an error
 // naming the field (a bad number used to end the process with an uncaught std::invalid_argument).
-#include "comm/peer_info.hpp"
+#include "transports/peer_info.hpp"
 
 #include <gtest/gtest.h>
 
-namespace chorus {
+namespace chorus::transport {
 namespace {
 
-transport::PeerInfo sample() {
-  transport::PeerInfo p;
+PeerInfo sample() {
+  PeerInfo p;
   p.rank = 3;
   p.hostId = "node7/abc";
   p.machineId = "node7/abc";
   p.pid = 4242;
   p.processToken = 18446744073709551615ull;
-  p.tcpAddress = "10.0.0.7:4000";
+  p.addresses["tcp"] = "10.0.0.7:4000";
+  p.addresses["shm"] = "";
+  p.addresses["ucx"] = std::string("\0\n=\xff", 4);  // any bytes
   return p;
 }
 
 TEST(PeerInfo, RoundTrips) {
-  transport::PeerInfo back;
+  PeerInfo back;
   ASSERT_TRUE(decodePeerInfo(encodePeerInfo(sample()), 3, &back).isOk());
   EXPECT_EQ(back.rank, 3);
   EXPECT_EQ(back.pid, 4242);
   EXPECT_EQ(back.processToken, 18446744073709551615ull);
-  EXPECT_EQ(back.tcpAddress, "10.0.0.7:4000");
+  EXPECT_EQ(back.addresses, sample().addresses);
 }
 
 TEST(PeerInfo, MalformedEntriesAreNamedErrors) {
@@ -43,9 +45,14 @@ TEST(PeerInfo, MalformedEntriesAreNamedErrors) {
       {"3\nnode7/abc\nnode7/abc\n-1\n1\n10.0.0.7:4000", "bad pid"},
       {"3\nnode7/abc\nnode7/abc\n4242\n-5\n10.0.0.7:4000", "bad process token"},
       {"3\n\nnode7/abc\n4242\n1\n10.0.0.7:4000", "no host id"},
+      {"3\nnode7/abc\nnode7/abc\n4242\n1\n10.0.0.7:4000", "malformed transport address '10.0.0.7:4000'"},
+      {"3\nnode7/abc\nnode7/abc\n4242\n1\nTCP=00", "malformed transport address"},
+      {"3\nnode7/abc\nnode7/abc\n4242\n1\ntcp=0", "malformed transport address"},
+      {"3\nnode7/abc\nnode7/abc\n4242\n1\ntcp=zz", "tcp that is not hex"},
+      {"3\nnode7/abc\nnode7/abc\n4242\n1\ntcp=00\ntcp=01", "names transport tcp twice"},
   };
   for (const Bad& b : bad) {
-    transport::PeerInfo out;
+    PeerInfo out;
     Status st = decodePeerInfo(b.blob, 3, &out);
     EXPECT_FALSE(st.isOk()) << b.blob;
     EXPECT_NE(st.message().find(b.says), std::string::npos) << st.message();
@@ -53,4 +60,4 @@ TEST(PeerInfo, MalformedEntriesAreNamedErrors) {
 }
 
 }  // namespace
-}  // namespace chorus
+}  // namespace chorus::transport

@@ -1,5 +1,6 @@
-// chorus-info: every setting with its current value and documentation, the algorithm catalogue, and the
-// selector's choice table (algorithm and predicted time per collective and size) for a rank count and topology.
+// chorus-info: every setting with its current value and documentation, the transports and whether they can run
+// here, the algorithm catalogue, and the selector's choice table (algorithm and predicted time per collective and
+// size) for a rank count and topology.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "tools/version_flag.hpp"
 #include "topology/hwloc_import.hpp"
 #include "topology/system.hpp"
+#include "transports/registry.hpp"
 #include "tuner/choice.hpp"
 #include "tuner/costs.hpp"
 
@@ -24,8 +26,9 @@ namespace {
 void usage() {
   printf(
       "usage: chorus-info [--ranks N] [--hosts H] [--topo FILE] [--tuning FILE] [--all] [--csv SIZES] [--version]\n"
-      "Prints chorus's version, every setting with its value from the environment, the algorithms, and the\n"
-      "selector's choice per collective and size for a communicator of N ranks on this host's topology.\n"
+      "Prints chorus's version, every setting with its value from the environment, the transports, the\n"
+      "algorithms, and the selector's choice per collective and size for a communicator of N ranks on this\n"
+      "host's topology.\n"
       "  --ranks N      ranks of the communicator for the choice table (default 2)\n"
       "  --hosts H      spread them over H hosts alike to this one (default 1)\n"
       "  --topo FILE    the host's topology from FILE instead of hwloc discovery\n"
@@ -56,6 +59,13 @@ void printSettings() {
     if (*s.alias) names += " (" + std::string(s.alias) + ")";
     printf("  %-40s = %-10s default %-8s %s\n", names.c_str(), value.c_str(), *s.defaultValue ? s.defaultValue : "-",
            s.doc);
+  }
+  printf(
+      "\nTransports (most preferred first: each peer gets the first that reaches it; CHORUS_TRANSPORT forces one):\n");
+  for (const transport::TransportKind* kind : transport::transportKinds()) {
+    const std::string why = kind->unavailable();
+    printf("  %-10s %-13s %s\n", kind->name.c_str(),
+           why.empty() ? "available" : "unavailable:", why.empty() ? kind->description.c_str() : why.c_str());
   }
   printf("\nAlgorithms (collective: name):\n");
   for (const auto& a : algo::algorithms()) {
@@ -205,8 +215,5 @@ int main(int argc, char** argv) {
       printf("\n");
     }
   }
-  printf(
-      "\nTransports per peer pair: loopback (same process), shm (same host), tcp (otherwise);\n"
-      "CHORUS_TRANSPORT forces one.\n");
   return 0;
 }

@@ -5,7 +5,10 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -13,6 +16,9 @@
 
 #include "chorus/status.hpp"
 
+namespace chorus {
+struct Settings;
+}
 namespace chorus::bootstrap {
 class Bootstrap;
 }
@@ -89,8 +95,14 @@ struct PeerInfo {
   std::string hostId;     // hostname + boot id, or CHORUS_HOST_ID
   std::string machineId;  // hostname + boot id: the machine whose cores the rank shares
   int pid = 0;
-  uint64_t processToken = 0;  // distinguishes processes (and process lifetimes) across hosts
-  std::string tcpAddress;     // ip:port of this rank's tcp listener
+  uint64_t processToken = 0;                     // distinguishes processes (and process lifetimes) across hosts
+  std::map<std::string, std::string> addresses;  // transport name -> the address it opened (a tcp listener's ip:port)
+
+  /// The address `transport` published, or null when this rank published none.
+  const std::string* address(const std::string& transport) const {
+    auto it = addresses.find(transport);
+    return it == addresses.end() ? nullptr : &it->second;
+  }
 };
 
 struct ConnectContext {
@@ -99,23 +111,26 @@ struct ConnectContext {
   uint64_t commHash = 0;
   bootstrap::Bootstrap* bootstrap = nullptr;
   const std::vector<PeerInfo>* peers = nullptr;
-  size_t fifoBytes = 0;          // FIFO capacity per direction
-  bool directTransfers = false;  // allow single-copy direct reads where the transport can do them
+  const Settings* settings = nullptr;  // the communicator's: each transport reads its own knobs here
 };
 
+/// One rank's side of a transport for one communicator: made by the transport's registered `open`, it connects that
+/// rank to the peers the mesh gives it.
 class Transport {
  public:
   virtual ~Transport() = default;
-  virtual const char* name() const = 0;
   /// Connects to every rank in `peers`; the peer sets are symmetric across ranks. out[i] pairs with peers[i].
   virtual Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
                          std::vector<std::unique_ptr<Connection>>* out) = 0;
 };
 
-std::unique_ptr<Transport> makeLoopbackTransport();
-std::unique_ptr<Transport> makeShmTransport();
-/// The tcp transport opens its listener at construction; `address()` is published in PeerInfo.
-class TcpTransport;
-Status makeTcpTransport(std::unique_ptr<Transport>* out, std::string* address);
+/// Each rank's FIFOs share a memory budget, so FIFOs shrink as the communicator grows: `configured` bytes per
+/// direction at most, 64 KiB at least, whole pages.
+inline size_t fifoBytesFor(int64_t configured, int nranks) {
+  constexpr size_t kBudget = 64 << 20, kMin = 64 << 10;
+  const size_t perPeer = nranks > 1 ? kBudget / static_cast<size_t>(nranks - 1) : kBudget;
+  const size_t bytes = std::max(std::min(static_cast<size_t>(std::max<int64_t>(configured, 0)), perPeer), kMin);
+  return bytes & ~static_cast<size_t>(4095);
+}
 
 }  // namespace chorus::transport

@@ -12,7 +12,6 @@
 
 #include "bootstrap/host_id.hpp"
 #include "chorus/version.hpp"
-#include "comm/peer_info.hpp"
 #include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
@@ -20,7 +19,7 @@
 #include "topology/graph_xml.hpp"
 #include "topology/local_host.hpp"
 #include "topology/system.hpp"
-#include "transports/fifo_connection.hpp"
+#include "transports/peer_mesh.hpp"
 #include "tuner/choice.hpp"
 #include "tuner/costs.hpp"
 
@@ -34,7 +33,6 @@ double microsecondsSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 using transport::Connection;
-using transport::PeerInfo;
 
 namespace {
 
@@ -48,24 +46,6 @@ Status loadTuningFile(tuner::CostTable* costs) {
   text << in.rdbuf();
   Status st = tuner::parseTuning(text.str(), costs);
   return st.isOk() ? st : st.withContext("CHORUS_TUNING_FILE " + path);
-}
-
-// Each rank's FIFOs share a memory budget, so FIFOs shrink as the communicator grows (64 KiB at least).
-size_t fifoBytesFor(int64_t configured, int nranks) {
-  constexpr size_t kBudget = 64 << 20, kMin = 64 << 10;
-  size_t perPeer = nranks > 1 ? kBudget / static_cast<size_t>(nranks - 1) : kBudget;
-  size_t bytes = std::min(static_cast<size_t>(configured), perPeer);
-  bytes = std::max(bytes, kMin);
-  return bytes & ~static_cast<size_t>(4095);
-}
-
-// A connection from a rank to itself (send/recv to self): one FIFO that is both ends.
-std::unique_ptr<Connection> selfConnection(int rank, size_t fifoBytes, bool direct) {
-  std::shared_ptr<void> memory(transport::Fifo::allocate(transport::Fifo::bytesFor(fifoBytes)), free);
-  transport::Fifo fifo(memory.get(), fifoBytes, true);
-  return std::make_unique<transport::FifoConnection>(
-      memory, fifo, fifo, rank, 0, "self",
-      direct ? transport::FifoConnection::Direct::kSameProcess : transport::FifoConnection::Direct::kNone);
 }
 
 }  // namespace
@@ -151,76 +131,10 @@ Status CommImpl::asyncError() const {
 
 Status CommImpl::connectPeers() {
   const Settings& cfg = settings();
-  PeerInfo mine;
-  mine.rank = rank_;
-  mine.hostId = bootstrap::hostId();
-  mine.machineId = bootstrap::machineId();
-  mine.pid = getpid();
-  mine.processToken = bootstrap::processToken();
-  CHORUS_TRY(transport::makeTcpTransport(&tcp_, &mine.tcpAddress));
-
-  std::vector<std::string> blobs;
-  CHORUS_TRY(bootstrap_->allGather("peers", encodePeerInfo(mine), &blobs));
-  peers_.resize(nranks_);
-  for (int r = 0; r < nranks_; ++r) CHORUS_TRY(decodePeerInfo(blobs[r], r, &peers_[r]));
-
-  // One transport per peer: forced by CHORUS_TRANSPORT, else the closest one both sides can use.
-  std::map<std::string, std::vector<int>> byTransport;
-  for (int r = 0; r < nranks_; ++r) {
-    if (r == rank_) continue;
-    const PeerInfo& p = peers_[r];
-    std::string choice = cfg.transport;
-    const char* why = "forced by CHORUS_TRANSPORT";
-    if (choice.empty()) {
-      if (p.processToken == mine.processToken)
-        choice = "loopback", why = "same process";
-      else if (p.hostId == mine.hostId)
-        choice = "shm", why = "same host";
-      else
-        choice = "tcp", why = "another host";
-    }
-    CHORUS_INFO(kTransport, "peer rank %d (host %s, pid %d): %s, %s", r, p.hostId.c_str(), p.pid, choice.c_str(), why);
-    if (choice == "loopback" && p.processToken != mine.processToken) {
-      return invalidUsage("CHORUS_TRANSPORT=loopback, but rank " + std::to_string(r) + " is another process");
-    }
-    if (choice == "shm" && p.hostId != mine.hostId) {
-      return invalidUsage("CHORUS_TRANSPORT=shm, but rank " + std::to_string(r) + " is on host " + p.hostId);
-    }
-    if (choice != "loopback" && choice != "shm" && choice != "tcp") {
-      return invalidArgument("CHORUS_TRANSPORT='" + choice + "' is not one of loopback, shm, tcp");
-    }
-    byTransport[choice].push_back(r);
-  }
-
-  connections_.resize(nranks_);
-  connections_[rank_] = selfConnection(rank_, fifoBytesFor(cfg.loopbackBufferBytes, 2), cfg.directThreshold > 0);
-  // Every rank walks the transports in the same (sorted) order; each transport's setup is deadlock-free by itself.
-  for (const char* name : {"loopback", "shm", "tcp"}) {
-    auto it = byTransport.find(name);
-    if (it == byTransport.end()) continue;
-    std::unique_ptr<transport::Transport> owned;
-    transport::Transport* t = nullptr;
-    int64_t configured = cfg.tcpBufferBytes;
-    if (it->first == "loopback") {
-      owned = transport::makeLoopbackTransport();
-      configured = cfg.loopbackBufferBytes;
-    } else if (it->first == "shm") {
-      owned = transport::makeShmTransport();
-      configured = cfg.shmBufferBytes;
-    }
-    t = owned ? owned.get() : tcp_.get();
-    transport::ConnectContext ctx{rank_,
-                                  nranks_,
-                                  bootstrap_->commHash(),
-                                  bootstrap_.get(),
-                                  &peers_,
-                                  fifoBytesFor(configured, nranks_),
-                                  cfg.directThreshold > 0 && (it->first != "shm" || cfg.shmCma)};
-    std::vector<std::unique_ptr<Connection>> conns;
-    CHORUS_TRY(t->connect(ctx, it->second, &conns));
-    for (size_t i = 0; i < conns.size(); ++i) connections_[it->second[i]] = std::move(conns[i]);
-  }
-  tcp_.reset();  // all tcp connections exist now: close the listener
+  transport::PeerMesh mesh;
+  CHORUS_TRY(transport::connectPeerMesh(*bootstrap_, rank_, nranks_, cfg, &mesh));
+  peers_ = std::move(mesh.peers);
+  connections_ = std::move(mesh.connections);
 
   CHORUS_TRY(buildSystem());
   // Spinning only pays when every rank of this machine has a core; otherwise a spinning rank steals the time slice

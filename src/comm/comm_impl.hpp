@@ -115,7 +115,6 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   std::vector<transport::PeerInfo> peers_;
   std::vector<std::unique_ptr<transport::Connection>> connections_;  // by rank; [rank_] loops back to itself
-  std::unique_ptr<transport::Transport> tcp_;
   std::atomic<bool> aborted_{false};
   uint64_t sequence_ = 0;
   int splits_ = 0;

@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "bootstrap/socket.hpp"
-#include "comm/peer_info.hpp"
+#include "transports/peer_info.hpp"
 #include "tuner/algo_override.hpp"
 #include "tuner/costs.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   chorus::transport::PeerInfo peer;
-  (void)chorus::decodePeerInfo(text, static_cast<int>(size % 7), &peer);
+  (void)chorus::transport::decodePeerInfo(text, static_cast<int>(size % 7), &peer);
   chorus::tuner::CostTable costs;
   (void)chorus::tuner::parseTuning(text, &costs);
   std::vector<chorus::tuner::AlgoRule> rules;

@@ -8,7 +8,9 @@
 #include <tuple>
 
 #include "core/deadline.hpp"
+#include "core/settings.hpp"
 #include "transports/fifo_connection.hpp"
+#include "transports/registry.hpp"
 
 namespace chorus::transport {
 namespace {
@@ -33,13 +35,13 @@ Rendezvous& rendezvous() {
 
 class LoopbackTransport final : public Transport {
  public:
-  const char* name() const override { return "loopback"; }
-
   Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
                  std::vector<std::unique_ptr<Connection>>* out) override {
+    const Settings& cfg = *ctx.settings;
+    const size_t fifoBytes = fifoBytesFor(cfg.loopbackBufferBytes, ctx.nranks);
     out->clear();
     for (int peer : peers) {
-      std::shared_ptr<PairMemory> pair = takeOrCreate(ctx, peer);
+      std::shared_ptr<PairMemory> pair = takeOrCreate(ctx, peer, fifoBytes);
       const size_t one = Fifo::bytesFor(pair->fifoBytes);
       std::byte* base = static_cast<std::byte*>(pair->memory);
       // FIFO 0 carries low -> high, FIFO 1 high -> low.
@@ -47,13 +49,13 @@ class LoopbackTransport final : public Transport {
       Fifo lowToHigh(base, pair->fifoBytes, false), highToLow(base + one, pair->fifoBytes, false);
       out->push_back(std::make_unique<FifoConnection>(
           pair, low ? lowToHigh : highToLow, low ? highToLow : lowToHigh, peer, 0, "loopback",
-          ctx.directTransfers ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone));
+          cfg.directThreshold > 0 ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone));
     }
     return Status::ok();
   }
 
  private:
-  static std::shared_ptr<PairMemory> takeOrCreate(const ConnectContext& ctx, int peer) {
+  static std::shared_ptr<PairMemory> takeOrCreate(const ConnectContext& ctx, int peer, size_t fifoBytes) {
     Rendezvous& r = rendezvous();
     auto key = std::make_tuple(ctx.commHash, std::min(ctx.rank, peer), std::max(ctx.rank, peer));
     std::lock_guard<std::mutex> lock(r.mutex);
@@ -64,11 +66,11 @@ class LoopbackTransport final : public Transport {
       return pair;
     }
     auto pair = std::make_shared<PairMemory>();
-    pair->fifoBytes = ctx.fifoBytes;
-    const size_t one = Fifo::bytesFor(ctx.fifoBytes);
+    pair->fifoBytes = fifoBytes;
+    const size_t one = Fifo::bytesFor(fifoBytes);
     pair->memory = Fifo::allocate(2 * one);
-    Fifo(pair->memory, ctx.fifoBytes, true);
-    Fifo(static_cast<std::byte*>(pair->memory) + one, ctx.fifoBytes, true);
+    Fifo(pair->memory, fifoBytes, true);
+    Fifo(static_cast<std::byte*>(pair->memory) + one, fifoBytes, true);
     r.pending[key] = pair;
     return pair;
   }
@@ -76,6 +78,20 @@ class LoopbackTransport final : public Transport {
 
 }  // namespace
 
-std::unique_ptr<Transport> makeLoopbackTransport() { return std::make_unique<LoopbackTransport>(); }
+CHORUS_REGISTER_TRANSPORT(
+    loopback, {.name = "loopback",
+               .preference = 0,
+               .description = "ranks in one process: FIFOs in the heap, direct copies between the ranks' buffers",
+               .open =
+                   [](const Settings&, std::unique_ptr<Transport>* out, std::string*) {
+                     *out = std::make_unique<LoopbackTransport>();
+                     return Status::ok();
+                   },
+               .reaches =
+                   [](const PeerInfo& mine, const PeerInfo& peer, std::string* why) {
+                     const bool same = peer.processToken == mine.processToken;
+                     *why = same ? "is in the same process" : "is another process";
+                     return same;
+                   }});
 
 }  // namespace chorus::transport

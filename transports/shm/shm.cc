@@ -19,7 +19,9 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
+#include "core/settings.hpp"
 #include "transports/fifo_connection.hpp"
+#include "transports/registry.hpp"
 
 namespace chorus::transport {
 namespace {
@@ -116,11 +118,10 @@ Status openPeerSegment(int peer, int pid, const std::string& fdText, const std::
 
 class ShmTransport final : public Transport {
  public:
-  const char* name() const override { return "shm"; }
-
   Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
                  std::vector<std::unique_ptr<Connection>>* out) override {
-    const size_t one = Fifo::bytesFor(ctx.fifoBytes);
+    const size_t fifoBytes = fifoBytesFor(ctx.settings->shmBufferBytes, ctx.nranks);
+    const size_t one = Fifo::bytesFor(fifoBytes);
     const size_t bytes = 2 * one + sizeof(PairProbe);
 #ifdef PR_SET_PTRACER
     prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);  // let peers read our buffers (Yama); harmless elsewhere
@@ -137,8 +138,8 @@ class ShmTransport final : public Transport {
       if (ctx.rank > peers[i]) continue;
       st = createSegment(segmentName(ctx.commHash, ctx.rank, peers[i]), bytes, &files[i], &maps[i]);
       if (!st.isOk()) break;
-      Fifo(maps[i]->address, ctx.fifoBytes, true);
-      Fifo(static_cast<std::byte*>(maps[i]->address) + one, ctx.fifoBytes, true);
+      Fifo(maps[i]->address, fifoBytes, true);
+      Fifo(static_cast<std::byte*>(maps[i]->address) + one, fifoBytes, true);
       probe(i)->address[0] = probeAddress();
       st = bs.set(pairTag(ctx.rank, peers[i]), std::to_string(files[i]));
     }
@@ -181,22 +182,37 @@ class ShmTransport final : public Transport {
     for (size_t i = 0; i < peers.size(); ++i) {
       std::byte* base = static_cast<std::byte*>(maps[i]->address);
       bool low = ctx.rank < peers[i];
-      Fifo lowToHigh(base, ctx.fifoBytes, false), highToLow(base + one, ctx.fifoBytes, false);
+      Fifo lowToHigh(base, fifoBytes, false), highToLow(base + one, fifoBytes, false);
       int pid = (*ctx.peers)[peers[i]].pid;
-      const bool direct = ctx.directTransfers && probe(i)->verdict[0] == 1 && probe(i)->verdict[1] == 1;
+      const bool direct = ctx.settings->directThreshold > 0 && ctx.settings->shmCma && probe(i)->verdict[0] == 1 &&
+                          probe(i)->verdict[1] == 1;
       directPairs += direct ? 1 : 0;
       out->push_back(std::make_unique<FifoConnection>(
           maps[i], low ? lowToHigh : highToLow, low ? highToLow : lowToHigh, peers[i], pid, "shm",
           direct ? FifoConnection::Direct::kCrossMemoryAttach : FifoConnection::Direct::kNone));
     }
     CHORUS_INFO(kTransport, "shm: connected to %zu peers (%d with single-copy reads), %zu-byte FIFOs", peers.size(),
-                directPairs, ctx.fifoBytes);
+                directPairs, fifoBytes);
     return Status::ok();
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> makeShmTransport() { return std::make_unique<ShmTransport>(); }
+CHORUS_REGISTER_TRANSPORT(
+    shm, {.name = "shm",
+          .preference = 1,
+          .description = "processes of one host: FIFOs in shared memory (memfd), direct reads by cross-memory attach",
+          .open =
+              [](const Settings&, std::unique_ptr<Transport>* out, std::string*) {
+                *out = std::make_unique<ShmTransport>();
+                return Status::ok();
+              },
+          .reaches =
+              [](const PeerInfo& mine, const PeerInfo& peer, std::string* why) {
+                const bool same = peer.hostId == mine.hostId;
+                *why = same ? "is on the same host" : "is on host " + peer.hostId;
+                return same;
+              }});
 
 }  // namespace chorus::transport

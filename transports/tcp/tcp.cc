@@ -15,9 +15,10 @@
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/socket.hpp"
 #include "core/log.hpp"
+#include "core/settings.hpp"
 #include "transports/fifo.hpp"
+#include "transports/registry.hpp"
 #include "transports/tcp/acceptor.hpp"
-#include "transports/transport.hpp"
 
 namespace chorus::transport {
 namespace {
@@ -67,7 +68,7 @@ class TcpConnection final : public Connection {
     // One poll() tells which sockets have bytes: a waiting rank then makes one system call per round instead of a
     // failing recv() per socket, which on few cores took time and socket locks from the peer's transfer.
     pollFds_.clear();
-    for (int fd : fds_) pollFds_.push_back({fd, POLLIN, 0});
+    for (int fd : fds_) pollFds_.push_back({fd, POLLIN | POLLRDHUP, 0});
     pollFds_.push_back({bulkFd_, POLLIN, 0});
     if (poll(pollFds_.data(), pollFds_.size(), 0) < 0 && errno != EINTR)
       return pushed.isOk() ? fail("poll", -1) : pushed;
@@ -202,6 +203,15 @@ class TcpConnection final : public Connection {
     for (size_t k = 0; k < fds_.size(); ++k) {
       uint64_t& c = recvCursor_[k];
       if (pollFds_[k].revents == 0) continue;
+      if (c >= limit && !eof_[k] && (pollFds_[k].revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+        // No room for this socket's next block (a FIFO smaller than the stripes ahead of it), but the peer has
+        // gone: its end counts once nothing it sent is left unread.
+        char byte;
+        const ssize_t n = recv(fds_[k], &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n == 0) eof_[k] = true;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return fail("recv", n);
+        continue;
+      }
       while (c < limit && !eof_[k]) {
         uint64_t blockEnd = (c / kBlock + 1) * kBlock;
         uint64_t end = std::min({limit, blockEnd, c - c % capacity + capacity});
@@ -248,8 +258,7 @@ class TcpConnection final : public Connection {
 // CHORUS_TCP_CONGESTION. Between two ranks of one host the path is the loopback device: no loss, no queue to
 // probe, and a pacing algorithm (bbr, a common default) only spaces out the segments of a large transfer, which
 // measured a quarter slower than reno there (2 ranks, AllReduce of 4 and 16 MiB).
-Status chooseCongestionControl(int fd) {
-  const std::string& wanted = settings().tcpCongestion;
+Status chooseCongestionControl(int fd, const std::string& wanted) {
   if (wanted == "system" || wanted.empty()) return Status::ok();
   if (wanted != "auto") return net::setCongestionControl(fd, wanted);
   if (!net::isLocalPath(fd)) return Status::ok();
@@ -261,7 +270,6 @@ Status chooseCongestionControl(int fd) {
 class TcpTransportImpl final : public Transport {
  public:
   ~TcpTransportImpl() override { net::closeFd(listenFd_); }
-  const char* name() const override { return "tcp"; }
 
   Status open(std::string* address) {
     net::Endpoint bound;
@@ -272,9 +280,10 @@ class TcpTransportImpl final : public Transport {
 
   Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
                  std::vector<std::unique_ptr<Connection>>* out) override {
+    const Settings& cfg = *ctx.settings;
     // The striped stream's sockets, and one more for direct transfers.
-    const int sockets = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(settings().tcpSockets, 16))) + 1;
-    Deadline deadline = Deadline::fromSettings();
+    const int sockets = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(cfg.tcpSockets, 16))) + 1;
+    Deadline deadline = Deadline::after(cfg.timeoutSeconds);
     CHORUS_TRY(net::reserveDescriptors(
         peers.size() * sockets,
         "tcp setup (" + std::to_string(peers.size()) + " peers x " + std::to_string(sockets) + " sockets)"));
@@ -291,7 +300,9 @@ class TcpTransportImpl final : public Transport {
         continue;
       }
       net::Endpoint to;
-      Status st = net::Endpoint::parse((*ctx.peers)[peers[i]].tcpAddress, &to);
+      const std::string* address = (*ctx.peers)[peers[i]].address("tcp");
+      Status st = address ? net::Endpoint::parse(*address, &to)
+                          : invalidUsage("rank " + std::to_string(peers[i]) + " published no tcp address");
       for (int k = 0; k < sockets && st.isOk(); ++k) {
         // The peer's listener was open before it published its address: a refusal means it is gone.
         st = net::connectTo(to, deadline, &fds[i][k], false);
@@ -317,7 +328,7 @@ class TcpTransportImpl final : public Transport {
     }
     for (auto& pair : fds) {
       for (int fd : pair) {
-        Status st = chooseCongestionControl(fd);
+        Status st = chooseCongestionControl(fd, cfg.tcpCongestion);
         if (!st.isOk()) {
           cleanup();
           return st;
@@ -326,7 +337,8 @@ class TcpTransportImpl final : public Transport {
     }
     out->clear();
     for (size_t i = 0; i < peers.size(); ++i) {
-      out->push_back(std::make_unique<TcpConnection>(fds[i], ctx.fifoBytes, peers[i], ctx.directTransfers));
+      out->push_back(std::make_unique<TcpConnection>(fds[i], fifoBytesFor(cfg.tcpBufferBytes, ctx.nranks), peers[i],
+                                                     cfg.directThreshold > 0));
       for (int& fd : fds[i]) fd = -1;  // now owned by the connection
     }
     CHORUS_INFO(kTransport, "tcp: connected to %zu peers, %d sockets each (one for direct transfers)", peers.size(),
@@ -340,11 +352,22 @@ class TcpTransportImpl final : public Transport {
 
 }  // namespace
 
-Status makeTcpTransport(std::unique_ptr<Transport>* out, std::string* address) {
-  auto t = std::make_unique<TcpTransportImpl>();
-  CHORUS_TRY(t->open(address));
-  *out = std::move(t);
-  return Status::ok();
-}
+CHORUS_REGISTER_TRANSPORT(
+    tcp, {.name = "tcp",
+          .preference = 2,
+          .description = "any two hosts: striped sockets (CHORUS_TCP_SOCKETS) and one socket for direct transfers",
+          .open =
+              [](const Settings&, std::unique_ptr<Transport>* out, std::string* address) {
+                auto t = std::make_unique<TcpTransportImpl>();
+                CHORUS_TRY(t->open(address));
+                *out = std::move(t);
+                return Status::ok();
+              },
+          .reaches =
+              [](const PeerInfo&, const PeerInfo& peer, std::string* why) {
+                const std::string* address = peer.address("tcp");
+                *why = address ? "listens on " + *address : "published no tcp address";
+                return address != nullptr;
+              }});
 
 }  // namespace chorus::transport
