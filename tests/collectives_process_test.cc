@@ -56,7 +56,8 @@ TEST_P(ProcessCollectives, CrossSection) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, ProcessCollectives,
-                         ::testing::Combine(::testing::Values("shm", "tcp"), ::testing::Values(1, 2, 3, 4, 7, 8)),
+                         ::testing::Combine(::testing::ValuesIn(processTransports()),
+                                            ::testing::Values(1, 2, 3, 4, 7, 8)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
                          });
@@ -165,7 +166,7 @@ TEST_P(KilledRank, SurvivorsReportAnErrorQuickly) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, KilledRank, ::testing::Values("shm", "tcp"));
+INSTANTIATE_TEST_SUITE_P(Transports, KilledRank, ::testing::ValuesIn(processTransports()));
 
 TEST(SharedMemory, NoSegmentOutlivesInit) {
   auto results = runProcesses(3, "shm", [](Communicator& comm) -> std::string {

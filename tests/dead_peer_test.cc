@@ -79,7 +79,8 @@ std::string caseName(const ::testing::TestParamInfo<std::tuple<std::string, int>
 }
 
 INSTANTIATE_TEST_SUITE_P(Calls, DeadPeer,
-                         ::testing::Combine(::testing::Values("shm", "tcp"), ::testing::Values(0, 1, 2)), caseName);
+                         ::testing::Combine(::testing::ValuesIn(processTransports()), ::testing::Values(0, 1, 2)),
+                         caseName);
 
 }  // namespace
 }  // namespace chorus::testing

@@ -104,7 +104,7 @@ TEST_P(InitFailure, ARankKilledDuringInitIsNamed) {
   for (const std::string& name : chorusEntriesInDevShm()) EXPECT_TRUE(before.count(name)) << "left: " << name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, InitFailure, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Transports, InitFailure, ::testing::ValuesIn(processTransports()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -140,7 +140,7 @@ TEST_P(Mismatch, MatchingCallsStillRun) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, Mismatch, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Transports, Mismatch, ::testing::ValuesIn(processTransports()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -256,11 +256,21 @@ TEST_P(TransportConformance, DirectTransfersInBothDirections) {
   }
 }
 
-// What a closing peer sent before it closed stays readable; then its end is seen.
+// What a closing peer sent before it closed stays readable; then its end is seen. (The receiver makes progress
+// meanwhile, as a waiting rank does: some transports need both sides' progress to move bytes at all.)
 TEST_P(TransportConformance, APeerThatClosesIsSeenAfterItsLastBytes) {
   connectPair();
   if (HasFatalFailure()) return;
   const std::vector<std::byte> last = pattern(10000, 9);
+  std::vector<std::byte> arrived;
+  auto receive = [&] {
+    bool moved = false;
+    Status st = b_->progress(&moved);
+    auto in = b_->recvData();
+    arrived.insert(arrived.end(), in.begin(), in.end());
+    b_->consumeRecv(in.size());
+    return st;
+  };
   size_t sent = 0;
   const auto end = Clock::now() + std::chrono::seconds(30);
   while (sent < last.size() || !a_->sendDrained()) {
@@ -272,17 +282,13 @@ TEST_P(TransportConformance, APeerThatClosesIsSeenAfterItsLastBytes) {
     sent += n;
     bool moved = false;
     ASSERT_TRUE(a_->progress(&moved).isOk());
+    ASSERT_TRUE(receive().isOk());
   }
   a_->close();
-  std::vector<std::byte> arrived;
   bool seenClosed = false;
   while (!seenClosed) {
     ASSERT_LT(Clock::now(), end) << "the close was never seen; " << arrived.size() << " bytes arrived";
-    bool moved = false;
-    Status st = b_->progress(&moved);
-    auto in = b_->recvData();
-    arrived.insert(arrived.end(), in.begin(), in.end());
-    b_->consumeRecv(in.size());
+    Status st = receive();
     seenClosed = (!st.isOk() || b_->peerClosed()) && arrived.size() == last.size();
   }
   EXPECT_EQ(arrived, last);
@@ -353,7 +359,8 @@ TEST(TransportRegistry, ForcedTransportsAreChecked) {
   EXPECT_NE(st.message().find("CHORUS_TRANSPORT='carrier-pigeon' is not one of " + transport::transportNameList()),
             std::string::npos)
       << st.message();
-  EXPECT_NE(transport::transportNameList().find("loopback, shm, tcp"), std::string::npos);
+  for (const char* name : {"loopback", "shm", "tcp"})
+    EXPECT_NE(transport::transportNameList().find(name), std::string::npos) << name;
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ Status connectPeerMesh(bootstrap::Bootstrap& bootstrap, int rank, int nranks, co
   std::vector<const TransportKind*> opened;
   std::map<std::string, std::unique_ptr<Transport>> transports;
   for (const TransportKind* kind : transportKinds()) {
-    if (!forced.empty() && kind->name != forced) continue;
+    if (forced.empty() ? !kind->offeredUnforced() : kind->name != forced) continue;
     Status st;
     if (std::string why = kind->unavailable(); !why.empty()) st = systemError(kind->name + ": " + why);
     std::string address;

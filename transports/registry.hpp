@@ -19,6 +19,9 @@ struct TransportKind {
   std::string description;  // one line for chorus-info
   /// Why this transport cannot run in this process; empty when it can.
   std::function<std::string()> unavailable = [] { return std::string(); };
+  /// Whether it is opened when CHORUS_TRANSPORT forces nothing: false for a transport that only pays off on hardware
+  /// this machine lacks (opening costs time at every init).
+  std::function<bool()> offeredUnforced = [] { return true; };
   /// Opens this rank's side for one communicator, and the address the peers need to reach it (may be empty).
   std::function<Status(const Settings&, std::unique_ptr<Transport>*, std::string* address)> open;
   /// Whether the rank `mine` reaches `peer` this way; `why` says how, or why not (to complete "rank N ...").

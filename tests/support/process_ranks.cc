@@ -12,8 +12,16 @@
 
 #include "bootstrap/id_handoff.hpp"
 #include "core/settings.hpp"
+#include "transports/registry.hpp"
 
 namespace chorus::testing {
+
+std::vector<std::string> processTransports() {
+  std::vector<std::string> names;
+  for (const transport::TransportKind* kind : transport::transportKinds())
+    if (kind->name != "loopback") names.push_back(kind->name);
+  return names;
+}
 
 std::vector<ProcessResult> runProcesses(int nranks, const std::string& transport,
                                         const std::function<std::string(Communicator&)>& body, double deadlineSeconds,

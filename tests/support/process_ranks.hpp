@@ -18,6 +18,9 @@ struct ProcessResult {
   std::string message;       // what the child reported: the body's message, or "init failed: ..."
 };
 
+/// Every registered transport that joins ranks in different processes (all but loopback), for parameterized tests.
+std::vector<std::string> processTransports();
+
 /// `body` returns "" on success or a message (printed by the child). `makeId`, when given, makes the id in the
 /// parent once the ranks are forked (default: UniqueId::create). `beforeInit`, when given, runs in each child
 /// (with its rank) before it creates its communicator.

@@ -354,7 +354,7 @@ class TcpTransportImpl final : public Transport {
 
 CHORUS_REGISTER_TRANSPORT(
     tcp, {.name = "tcp",
-          .preference = 2,
+          .preference = 3,
           .description = "any two hosts: striped sockets (CHORUS_TCP_SOCKETS) and one socket for direct transfers",
           .open =
               [](const Settings&, std::unique_ptr<Transport>* out, std::string* address) {

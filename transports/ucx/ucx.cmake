@@ -1,0 +1,11 @@
+# The ucx transport: built where UCX's development files are (Debian's libucx-dev), switched off otherwise.
+if(PkgConfig_FOUND)
+  pkg_check_modules(UCX IMPORTED_TARGET ucx)
+endif()
+if(UCX_FOUND)
+  message(STATUS "chorus: UCX ${UCX_VERSION} found, the ucx transport is on")
+  list(APPEND CHORUS_TRANSPORT_LIBRARIES PkgConfig::UCX)
+else()
+  message(STATUS "chorus: UCX not found (libucx-dev), the ucx transport is off")
+  list(FILTER CHORUS_SOURCES EXCLUDE REGEX "/transports/ucx/")
+endif()
