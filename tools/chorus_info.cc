@@ -64,8 +64,8 @@ void printSettings() {
       "\nTransports (most preferred first: each peer gets the first that reaches it; CHORUS_TRANSPORT forces one):\n");
   for (const transport::TransportKind* kind : transport::transportKinds()) {
     const std::string why = kind->unavailable();
-    printf("  %-10s %-13s %s\n", kind->name.c_str(),
-           why.empty() ? "available" : "unavailable:", why.empty() ? kind->description.c_str() : why.c_str());
+    const char* state = !why.empty() ? "unavailable:" : kind->offeredUnforced() ? "available" : "when forced";
+    printf("  %-10s %-13s %s\n", kind->name.c_str(), state, why.empty() ? kind->description.c_str() : why.c_str());
   }
   printf("\nAlgorithms (collective: name):\n");
   for (const auto& a : algo::algorithms()) {

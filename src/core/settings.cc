@@ -17,7 +17,7 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_DEBUG_SUBSYS", "NCCL_DEBUG_SUBSYS", "ALL", "comma list of INIT,COLL,BOOTSTRAP,TRANSPORT,ENGINE"},
     {"CHORUS_DEBUG_FILE", "NCCL_DEBUG_FILE", "", "log to this file instead of stderr (%h host, %p pid)"},
     {"CHORUS_TIMEOUT", "", "300", "seconds any wait may last before it fails with a timeout error"},
-    {"CHORUS_TRANSPORT", "", "", "force one transport for every peer (chorus-info lists them: loopback, shm, tcp)"},
+    {"CHORUS_TRANSPORT", "", "", "force one transport for every peer (chorus-info lists the registered ones)"},
     {"CHORUS_COMM_ID", "NCCL_COMM_ID", "", "host:port of the rendezvous root for the environment launchers"},
     {"CHORUS_COMM_SECRET", "", "",
      "a per-job secret (any text, the same on every rank) for rendezvous by address (CHORUS_COMM_ID, torchrun's "
