@@ -21,10 +21,10 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <thread>
 
 #include "bootstrap/bootstrap.hpp"
-#include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "transports/fifo.hpp"
@@ -78,6 +78,11 @@ class UcxWorker {
   }
 
   ucp_worker_h worker() const { return worker_; }
+  /// Until when a closing connection may make progress to send its end message: 100 ms from the first close.
+  std::chrono::steady_clock::time_point closingDeadline() {
+    if (!closingSince_) closingSince_ = std::chrono::steady_clock::now();
+    return *closingSince_ + std::chrono::milliseconds(100);
+  }
   bool progress() { return ucp_worker_progress(worker_) != 0; }
   /// The descriptor a waiter sleeps on: the worker's, armed, or one that is ready when events are already pending.
   int sleepFd() { return ucp_worker_arm(worker_) == UCS_OK ? eventFd_ : wakeFd_; }
@@ -100,6 +105,7 @@ class UcxWorker {
   ucp_worker_h worker_ = nullptr;
   int eventFd_ = -1;
   int wakeFd_ = -1;
+  std::optional<std::chrono::steady_clock::time_point> closingSince_;
 };
 
 class UcxConnection final : public Connection {
@@ -122,9 +128,10 @@ class UcxConnection final : public Connection {
       // failed: it may still be reading the last call's bytes. Then the endpoint is dropped without a handshake,
       // which a peer that got the end message takes as the goodbye it is.
       const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-      while (!sendDrained() && !peerClosed() && failure_ == UCS_OK && std::chrono::steady_clock::now() < end) {
-        if (!worker_->progress()) std::this_thread::yield();
-        reapSends();
+      bool moved = false;
+      while (!sendDrained() && !peerClosed() && std::chrono::steady_clock::now() < end && progress(&moved).isOk()) {
+        if (!moved) std::this_thread::yield();
+        moved = false;
       }
       ucp_request_param_t param{};
       param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -205,8 +212,9 @@ class UcxConnection final : public Connection {
         ucp_tag_send_nbx(ep_, &sentTotal_, sizeof(sentTotal_), kEndTag | static_cast<uint64_t>(rank_), &param);
     if (r == nullptr || UCS_PTR_IS_ERR(r)) return;
     pending_.push_back({r, posted_});
-    // UCX moves it only with progress, which a closing side may not make again: a moment's worth here.
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    // UCX moves it only with progress, which a closing side may not make again: a moment's worth here, shared by
+    // all the connections a failing rank closes at once.
+    const auto end = worker_->closingDeadline();
     while (ucp_request_check_status(r) == UCS_INPROGRESS && failure_ == UCS_OK &&
            std::chrono::steady_clock::now() < end)
       if (!worker_->progress()) std::this_thread::yield();
@@ -362,10 +370,9 @@ class UcxTransport final : public Transport {
       }
       out->push_back(std::move(c));
     }
-    // Endpoints made from addresses are wired up by progress; every rank makes progress until all ranks got here, so
-    // that the first call does not wait on a peer's wireup.
-    Deadline deadline = Deadline::after(cfg.timeoutSeconds);
-    for (int i = 0; i < 100 && !deadline.expired(); ++i) worker_->progress();
+    // Endpoints made from addresses finish their wireup through progress: a few rounds start it here, the calls'
+    // progress does the rest.
+    for (int i = 0; i < 100; ++i) worker_->progress();
     CHORUS_INFO(kTransport, "ucx: endpoints to %zu peers", peers.size());
     return Status::ok();
   }
