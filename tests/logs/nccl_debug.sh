@@ -16,7 +16,7 @@ for r in 0 1; do
   [ -s "$log" ] || fail "no log file for rank $r"
   head -1 "$log" | grep -qE "chorus INFO chorus [0-9.]+ \(NCCL API [0-9.]+\): rank $r of 2, host .*, pid [0-9]+" ||
     fail "rank $r's first line: $(head -1 "$log")"
-  grep -qE "peer rank $((1 - r)) \(host .*\): shm, same host" "$log" || fail "rank $r's log names no peer transport"
+  grep -qE "peer rank $((1 - r)) \(host .*\): shm, it is on the same host" "$log" || fail "rank $r's log names no peer transport"
   grep -q "AllReduce seq [0-9]* count 2 float sum root 0 algorithm [a-z_]* bytes 8 time [0-9.]* us" "$log" ||
     fail "rank $r's log has no COLL line for the AllReduce"
   grep -q "TRACE" "$log" && fail "TRACE lines at NCCL_DEBUG=INFO"

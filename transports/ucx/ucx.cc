@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/eventfd.h>
-#include <ucp/api/ucp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,15 +28,18 @@
 #include "core/settings.hpp"
 #include "transports/fifo.hpp"
 #include "transports/registry.hpp"
+#include "transports/ucx/ucp_library.hpp"
 
 namespace chorus::transport {
 namespace {
+
+using ucx::ucp;
 
 constexpr uint64_t kEndTag = 0x63686f7275730000ull;  // "chorus" and the sending rank in the low bits
 constexpr size_t kMaxSend = 256 << 10;               // one stream send; more are posted while it is in flight
 
 std::string ucxError(const std::string& what, ucs_status_t status) {
-  return "ucx: " + what + ": " + ucs_status_string(status);
+  return "ucx: " + what + ": " + ucp().status_string(status);
 }
 
 // One rank's UCP context and worker for one communicator; its endpoints share it.
@@ -45,35 +47,36 @@ class UcxWorker {
  public:
   ~UcxWorker() {
     if (wakeFd_ >= 0) close(wakeFd_);
-    if (worker_) ucp_worker_destroy(worker_);
-    if (context_) ucp_cleanup(context_);
+    if (worker_) ucp().worker_destroy(worker_);
+    if (context_) ucp().cleanup(context_);
   }
 
   Status open(std::string* address) {
+    if (std::string why; !ucx::loadUcp(&why)) return systemError(why);
     ucp_config_t* config = nullptr;
-    ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);  // UCX_* variables apply
+    ucs_status_t s = ucp().config_read(nullptr, nullptr, &config);  // UCX_* variables apply
     if (s != UCS_OK) return systemError(ucxError("reading UCX's configuration", s));
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
     params.features = UCP_FEATURE_STREAM | UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
-    s = ucp_init(&params, config, &context_);
-    ucp_config_release(config);
+    s = ucp().init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &context_);
+    ucp().config_release(config);
     if (s != UCS_OK) return systemError(ucxError("ucp_init", s));
     ucp_worker_params_t workerParams{};
     workerParams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
     workerParams.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // a communicator's calls never overlap
-    if ((s = ucp_worker_create(context_, &workerParams, &worker_)) != UCS_OK)
+    if ((s = ucp().worker_create(context_, &workerParams, &worker_)) != UCS_OK)
       return systemError(ucxError("ucp_worker_create", s));
-    if ((s = ucp_worker_get_efd(worker_, &eventFd_)) != UCS_OK) return systemError(ucxError("ucp_worker_get_efd", s));
+    if ((s = ucp().worker_get_efd(worker_, &eventFd_)) != UCS_OK) return systemError(ucxError("ucp_worker_get_efd", s));
     // Always readable: what a waiter polls on when the worker has events it must not sleep through.
     wakeFd_ = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
     if (wakeFd_ < 0) return systemError("ucx: eventfd: " + std::string(strerror(errno)));
     ucp_address_t* bytes = nullptr;
     size_t length = 0;
-    if ((s = ucp_worker_get_address(worker_, &bytes, &length)) != UCS_OK)
+    if ((s = ucp().worker_get_address(worker_, &bytes, &length)) != UCS_OK)
       return systemError(ucxError("ucp_worker_get_address", s));
     address->assign(reinterpret_cast<const char*>(bytes), length);
-    ucp_worker_release_address(worker_, bytes);
+    ucp().worker_release_address(worker_, bytes);
     return Status::ok();
   }
 
@@ -83,9 +86,9 @@ class UcxWorker {
     if (!closingSince_) closingSince_ = std::chrono::steady_clock::now();
     return *closingSince_ + std::chrono::milliseconds(100);
   }
-  bool progress() { return ucp_worker_progress(worker_) != 0; }
+  bool progress() { return ucp().worker_progress(worker_) != 0; }
   /// The descriptor a waiter sleeps on: the worker's, armed, or one that is ready when events are already pending.
-  int sleepFd() { return ucp_worker_arm(worker_) == UCS_OK ? eventFd_ : wakeFd_; }
+  int sleepFd() { return ucp().worker_arm(worker_) == UCS_OK ? eventFd_ : wakeFd_; }
 
   // Waits for `request` (from a non-blocking UCP call) with progress, up to `seconds`; frees it. OK when done.
   ucs_status_t wait(ucs_status_ptr_t request, double seconds) {
@@ -93,10 +96,10 @@ class UcxWorker {
     if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     ucs_status_t s;
-    while ((s = ucp_request_check_status(request)) == UCS_INPROGRESS && std::chrono::steady_clock::now() < end) {
+    while ((s = ucp().request_check_status(request)) == UCS_INPROGRESS && std::chrono::steady_clock::now() < end) {
       if (!progress()) std::this_thread::yield();
     }
-    ucp_request_free(request);
+    ucp().request_free(request);
     return s;
   }
 
@@ -122,7 +125,7 @@ class UcxConnection final : public Connection {
 
   ~UcxConnection() override {
     if (ep_) {
-      if (held_) ucp_stream_data_release(ep_, held_);
+      if (held_) ucp().stream_data_release(ep_, held_);
       close();
       // What was posted (the end message too) is delivered before the endpoint goes, unless the peer left already or
       // failed: it may still be reading the last call's bytes. Then the endpoint is dropped without a handshake,
@@ -136,12 +139,12 @@ class UcxConnection final : public Connection {
       ucp_request_param_t param{};
       param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
       param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      worker_->wait(ucp_ep_close_nbx(ep_, &param), 10);
+      worker_->wait(ucp().ep_close_nbx(ep_, &param), 10);
     }
-    for (const PendingSend& p : pending_) ucp_request_free(p.request);
-    if (flush_) ucp_request_free(flush_);
+    for (const PendingSend& p : pending_) ucp().request_free(p.request);
+    if (flush_) ucp().request_free(flush_);
     if (endRecv_) {
-      ucp_request_cancel(worker_->worker(), endRecv_);
+      ucp().request_cancel(worker_->worker(), endRecv_);
       worker_->wait(endRecv_, 1);
     }
     free(memory_);
@@ -159,7 +162,7 @@ class UcxConnection final : public Connection {
       static_cast<UcxConnection*>(self)->failure_ = status;
     };
     params.err_handler.arg = this;
-    ucs_status_t s = ucp_ep_create(worker_->worker(), &params, &ep_);
+    ucs_status_t s = ucp().ep_create(worker_->worker(), &params, &ep_);
     if (s != UCS_OK) return remoteError(ucxError("endpoint to rank " + std::to_string(peerRank_), s));
     // The peer's end message, whenever it comes.
     ucp_request_param_t recv{};
@@ -168,8 +171,8 @@ class UcxConnection final : public Connection {
       if (status == UCS_OK) static_cast<UcxConnection*>(self)->endArrived_ = true;
     };
     recv.user_data = this;
-    ucs_status_ptr_t r = ucp_tag_recv_nbx(worker_->worker(), &peerEnd_, sizeof(peerEnd_),
-                                          kEndTag | static_cast<uint64_t>(peerRank_), ~uint64_t{0}, &recv);
+    ucs_status_ptr_t r = ucp().tag_recv_nbx(worker_->worker(), &peerEnd_, sizeof(peerEnd_),
+                                            kEndTag | static_cast<uint64_t>(peerRank_), ~uint64_t{0}, &recv);
     if (UCS_PTR_IS_ERR(r)) return remoteError(ucxError("posting the end receive", UCS_PTR_STATUS(r)));
     endRecv_ = r;
     return Status::ok();
@@ -209,13 +212,13 @@ class UcxConnection final : public Connection {
     sentTotal_ = produced_;
     ucp_request_param_t param{};
     ucs_status_ptr_t r =
-        ucp_tag_send_nbx(ep_, &sentTotal_, sizeof(sentTotal_), kEndTag | static_cast<uint64_t>(rank_), &param);
+        ucp().tag_send_nbx(ep_, &sentTotal_, sizeof(sentTotal_), kEndTag | static_cast<uint64_t>(rank_), &param);
     if (r == nullptr || UCS_PTR_IS_ERR(r)) return;
     pending_.push_back({r, posted_});
     // UCX moves it only with progress, which a closing side may not make again: a moment's worth here, shared by
     // all the connections a failing rank closes at once.
     const auto end = worker_->closingDeadline();
-    while (ucp_request_check_status(r) == UCS_INPROGRESS && failure_ == UCS_OK &&
+    while (ucp().request_check_status(r) == UCS_INPROGRESS && failure_ == UCS_OK &&
            std::chrono::steady_clock::now() < end)
       if (!worker_->progress()) std::this_thread::yield();
   }
@@ -230,7 +233,7 @@ class UcxConnection final : public Connection {
     if (flushed_ == posted_ || endArrived_) return true;
     if (!flush_) {
       ucp_request_param_t param{};
-      ucs_status_ptr_t r = ucp_ep_flush_nbx(ep_, &param);
+      ucs_status_ptr_t r = ucp().ep_flush_nbx(ep_, &param);
       if (UCS_PTR_IS_ERR(r)) return true;  // the endpoint failed: progress() reports it
       flushing_ = posted_;
       if (r == nullptr) {
@@ -239,8 +242,8 @@ class UcxConnection final : public Connection {
       }
       flush_ = r;
     }
-    if (ucp_request_check_status(flush_) == UCS_INPROGRESS) return false;
-    ucp_request_free(flush_);
+    if (ucp().request_check_status(flush_) == UCS_INPROGRESS) return false;
+    ucp().request_free(flush_);
     flush_ = nullptr;
     flushed_ = flushing_;
     return flushed_ == posted_;
@@ -267,7 +270,7 @@ class UcxConnection final : public Connection {
     while (posted_ < produced_) {
       const uint64_t n = std::min({produced_ - posted_, capacity - posted_ % capacity, uint64_t{kMaxSend}});
       ucp_request_param_t param{};
-      ucs_status_ptr_t r = ucp_stream_send_nbx(ep_, base + posted_ % capacity, n, &param);
+      ucs_status_ptr_t r = ucp().stream_send_nbx(ep_, base + posted_ % capacity, n, &param);
       if (UCS_PTR_IS_ERR(r)) return fail("stream send", UCS_PTR_STATUS(r));
       posted_ += n;
       *moved = true;
@@ -284,8 +287,8 @@ class UcxConnection final : public Connection {
 
   // Completed sends free their part of the staging FIFO, in order.
   void reapSends() {
-    while (!pending_.empty() && ucp_request_check_status(pending_.front().request) != UCS_INPROGRESS) {
-      ucp_request_free(pending_.front().request);
+    while (!pending_.empty() && ucp().request_check_status(pending_.front().request) != UCS_INPROGRESS) {
+      ucp().request_free(pending_.front().request);
       release(pending_.front().end);
       pending_.pop_front();
     }
@@ -303,7 +306,7 @@ class UcxConnection final : public Connection {
     while (true) {
       if (!held_) {
         size_t length = 0;
-        ucs_status_ptr_t data = ucp_stream_recv_data_nb(ep_, &length);
+        ucs_status_ptr_t data = ucp().stream_recv_data_nb(ep_, &length);
         if (data == nullptr) return Status::ok();
         if (UCS_PTR_IS_ERR(data)) return fail("stream receive", UCS_PTR_STATUS(data));
         held_ = data;
@@ -319,7 +322,7 @@ class UcxConnection final : public Connection {
       heldTaken_ += n;
       *moved = true;
       if (heldTaken_ == heldLength_) {
-        ucp_stream_data_release(ep_, held_);
+        ucp().stream_data_release(ep_, held_);
         held_ = nullptr;
       }
     }
@@ -397,6 +400,12 @@ CHORUS_REGISTER_TRANSPORT(
     ucx, {.name = "ucx",
           .preference = 2,
           .description = "UCX's UCP stream API over what UCX finds (UCX_TLS): InfiniBand, RoCE, shared memory, tcp",
+          .unavailable =
+              [] {
+                std::string why;
+                ucx::loadUcp(&why);
+                return why;
+              },
           .offeredUnforced = rdmaDevicePresent,
           .open =
               [](const Settings&, std::unique_ptr<Transport>* out, std::string* address) {
