@@ -1,11 +1,14 @@
 #include "bootstrap/root_threads.hpp"
 
 #include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <future>
-#include <map>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -13,10 +16,9 @@ namespace chorus::bootstrap {
 namespace {
 
 struct Roots {
-  std::shared_mutex gate;  // shared: a root at work; exclusive: a fork under way
-  std::mutex mutex;        // guards the two below; taken after the gate, never before
-  std::map<std::thread::id, std::thread> running;
-  std::vector<std::thread> ended;  // done with their work and the gate, perhaps still exiting
+  std::shared_mutex gate;      // shared: a root at work; exclusive: a fork under way
+  std::mutex mutex;            // guards `exiting`; taken after the gate, never before
+  std::vector<pid_t> exiting;  // threads of roots done with their work and the gate, perhaps still ending
 };
 
 // Never destroyed: roots may still run while the process exits.
@@ -25,13 +27,25 @@ Roots& roots() {
   return *r;
 }
 
+bool threadExists(pid_t tid) {
+  struct stat info;
+  return stat(("/proc/self/task/" + std::to_string(tid)).c_str(), &info) == 0;
+}
+
+// A thread's end frees its state in the allocator; once the kernel has no such task, that is over. (The threads are
+// detached: joining them would make every thread of a root that ended be waited for, or reported as leaked.)
+void waitForExits(std::vector<pid_t>* tids) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(1);  // a tid reused meanwhile: give up
+  for (pid_t tid : *tids)
+    while (threadExists(tid) && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+  tids->clear();
+}
+
 void beforeFork() {
   Roots& r = roots();
   r.gate.lock();
   r.mutex.lock();
-  // A thread's exit frees its stack and its state in the allocator: joined, it is over.
-  for (std::thread& t : r.ended) t.join();
-  r.ended.clear();
+  waitForExits(&r.exiting);
 }
 
 void afterForkInParent() {
@@ -40,22 +54,8 @@ void afterForkInParent() {
 }
 
 void afterForkInChild() {
-  Roots& r = roots();
-  // The parent's roots do not exist here: their handles are neither joined nor destroyed (either would fail), only
-  // forgotten.
-  new std::map<std::thread::id, std::thread>(std::move(r.running));
-  r.running.clear();
-  r.mutex.unlock();
-  r.gate.unlock();
-}
-
-void joinEnded() {
-  std::vector<std::thread> ended;
-  {
-    std::lock_guard<std::mutex> lock(roots().mutex);
-    ended.swap(roots().ended);
-  }
-  for (std::thread& t : ended) t.join();
+  roots().mutex.unlock();
+  roots().gate.unlock();
 }
 
 }  // namespace
@@ -63,26 +63,21 @@ void joinEnded() {
 void startRootThread(std::function<void()> body) {
   static std::once_flag registered;
   std::call_once(registered, [] { pthread_atfork(beforeFork, afterForkInParent, afterForkInChild); });
-  joinEnded();
-  Roots& r = roots();
+  {
+    // Forget the threads that have ended since.
+    std::lock_guard<std::mutex> lock(roots().mutex);
+    std::erase_if(roots().exiting, [](pid_t tid) { return !threadExists(tid); });
+  }
   std::promise<void> underGate;
   std::future<void> started = underGate.get_future();
-  {
-    // Held until the new thread is in `running`, where its end looks for it.
-    std::lock_guard<std::mutex> lock(r.mutex);
-    std::thread t([body = std::move(body), &underGate] {
-      std::shared_lock<std::shared_mutex> working(roots().gate);
-      underGate.set_value();
-      body();
-      std::lock_guard<std::mutex> lock(roots().mutex);
-      auto self = roots().running.find(std::this_thread::get_id());
-      roots().ended.push_back(std::move(self->second));
-      roots().running.erase(self);
-    });
-    const std::thread::id id = t.get_id();
-    r.running.emplace(id, std::move(t));
-  }
-  // A thread's start, like its exit, runs in the allocator outside the gate: the caller may fork once it is over.
+  std::thread([body = std::move(body), &underGate] {
+    std::shared_lock<std::shared_mutex> working(roots().gate);
+    underGate.set_value();
+    body();
+    std::lock_guard<std::mutex> lock(roots().mutex);
+    roots().exiting.push_back(gettid());
+  }).detach();
+  // A thread's start, like its end, runs in the allocator outside the gate: the caller may fork once it is over.
   started.wait();
 }
 

@@ -3,8 +3,8 @@
 // thread held at that instant (inside malloc, and the sanitizers' allocators take no care of fork at all) stays
 // held in the child forever, and the child hangs at its first allocation. So a root thread holds the fork gate while
 // it works and lets go of it only while it sleeps in poll(); a fork() in this process first takes the gate (a
-// pthread_atfork handler), waits for roots that have finished to be completely gone, and so copies the process
-// while every root sleeps or is gone.
+// pthread_atfork handler), waits until the threads of roots that have finished are gone from the kernel, and so
+// copies the process while every root sleeps or is gone.
 #pragma once
 
 #include <poll.h>
