@@ -166,9 +166,14 @@ TEST_P(TransportConformance, ManyConnectionsAtOnce) {
       std::vector<size_t> sent(kRanks, 0);
       for (int p = 0; p < kRanks; ++p) outgoing[p] = pattern(p == r ? 0 : kBytes + p, r * kRanks + p);
       const auto end = Clock::now() + std::chrono::seconds(30);
+      // Done when every byte arrived and every byte sent was delivered: a rank that stops making progress earlier may
+      // hold bytes its peers still wait for (as a rank that leaves a call before its sends drained would).
       auto finished = [&] {
-        for (int p = 0; p < kRanks; ++p)
-          if (p != r && (sent[p] < outgoing[p].size() || incoming[p].size() < kBytes + r)) return false;
+        for (int p = 0; p < kRanks; ++p) {
+          if (p == r) continue;
+          if (sent[p] < outgoing[p].size() || incoming[p].size() < kBytes + r) return false;
+          if (!meshes_[r].connections[p]->sendDrained()) return false;
+        }
         return true;
       };
       while (!finished()) {
