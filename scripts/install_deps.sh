@@ -3,7 +3,7 @@
 # it only calls apt-get when something is missing, and only when running as root.
 set -euo pipefail
 packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwloc-dev hwloc libpugixml-dev iproute2
-          openmpi-bin libopenmpi-dev clang-format libgloo-dev libucx-dev python3-matplotlib
+          openmpi-bin libopenmpi-dev clang-format libgloo-dev libucx-dev libibverbs-dev python3-matplotlib
           zlib1g-dev dataset-fashion-mnist procps clang libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -23,6 +23,10 @@ namespace chorus::testing {
 namespace {
 
 using transport::Connection;
+using transport::DirectTransfers;
+using transport::MemoryType;
+using transport::Registration;
+using transport::RemoteRegion;
 using Clock = std::chrono::steady_clock;
 
 // The smallest FIFOs the transports take (64 KiB): every transfer below wraps around many times.
@@ -210,22 +214,31 @@ TEST_P(TransportConformance, ManyConnectionsAtOnce) {
   for (int r = 0; r < kRanks; ++r) EXPECT_TRUE(results[r]);
 }
 
-// A direct transfer as the engine runs one: the sender posts its buffer and announces {address, bytes} on the
-// stream; the receiver reads it outside the stream, then takes the announcement.
-::testing::AssertionResult directTransfer(Connection* from, Connection* to, size_t bytes, int seed) {
-  const std::vector<std::byte> source = pattern(bytes, seed);
+// A direct transfer as the engine runs one: the sender registers its whole buffer, posts `bytes` at `offset` in it
+// and sends the region's peer bytes on the stream (length first); the receiver reads the bytes outside the stream
+// through that region, then takes the announcement.
+::testing::AssertionResult directTransfer(Connection* from, Connection* to, size_t bytes, int seed, size_t offset = 0) {
+  DirectTransfers* sender = from->directTransfers();
+  DirectTransfers* receiver = to->directTransfers();
+  if (!sender || !receiver) return ::testing::AssertionFailure() << "only one side offers direct transfers";
+  const std::vector<std::byte> source = pattern(offset + bytes, seed);
   std::vector<std::byte> target(bytes);
-  const uint64_t announce[2] = {reinterpret_cast<uint64_t>(source.data()), bytes};
-  const uint64_t ackTarget = from->postDirect(source.data(), bytes);
+  std::shared_ptr<const Registration> region;
+  if (Status st = sender->registerMemory(source.data(), source.size(), MemoryType::kHost, &region); !st.isOk())
+    return ::testing::AssertionFailure() << "registerMemory: " << st.message();
+  const uint64_t peerBytes = region->peerBytes.size();
+  const uint64_t ackTarget = sender->post(*region, offset, bytes);
   // The announcement goes whole, then the receiver pulls until every byte is there.
   auto space = from->sendSpace();
-  if (space.size() < sizeof(announce)) return ::testing::AssertionFailure() << "no room for the announcement";
-  memcpy(space.data(), announce, sizeof(announce));
-  from->commitSend(sizeof(announce));
+  if (space.size() < sizeof(peerBytes) + peerBytes) return ::testing::AssertionFailure() << "no room for the region";
+  memcpy(space.data(), &peerBytes, sizeof(peerBytes));
+  if (peerBytes > 0) memcpy(space.data() + sizeof(peerBytes), region->peerBytes.data(), peerBytes);
+  from->commitSend(sizeof(peerBytes) + peerBytes);
   size_t done = 0;
   const auto end = Clock::now() + std::chrono::seconds(30);
+  RemoteRegion remote;
   bool announced = false;
-  while (done < bytes || from->directAcked() < ackTarget) {
+  while (done < bytes || sender->acked() < ackTarget) {
     if (Clock::now() > end) return ::testing::AssertionFailure() << "direct transfer stalled at " << done;
     bool moved = false;
     for (Connection* c : {from, to}) {
@@ -233,32 +246,45 @@ TEST_P(TransportConformance, ManyConnectionsAtOnce) {
     }
     if (!announced) {
       auto in = to->recvData();
-      if (in.size() < sizeof(announce)) continue;
-      uint64_t got[2];
-      memcpy(got, in.data(), sizeof(got));
-      if (got[1] != bytes) return ::testing::AssertionFailure() << "announced " << got[1] << " bytes";
+      uint64_t length = 0;
+      if (in.size() < sizeof(length)) continue;
+      memcpy(&length, in.data(), sizeof(length));
+      if (length != peerBytes) return ::testing::AssertionFailure() << "announced " << length << " peer bytes";
+      if (in.size() < sizeof(length) + length) continue;
+      remote.peerBytes.assign(in.begin() + sizeof(length),
+                              in.begin() + static_cast<ptrdiff_t>(sizeof(length) + length));
+      to->consumeRecv(sizeof(length) + length);
       announced = true;
     }
     if (done < bytes) {
       size_t n = 0;
-      Status st = to->readDirect(target.data() + done, announce[0] + done, bytes - done, &n);
-      if (!st.isOk()) return ::testing::AssertionFailure() << "readDirect: " << st.message();
+      Status st = receiver->read(target.data() + done, remote, offset + done, bytes - done, &n);
+      if (!st.isOk()) return ::testing::AssertionFailure() << "read: " << st.message();
       done += n;
-      if (done == bytes) to->consumeRecv(sizeof(announce));
     }
   }
-  if (target != source) return ::testing::AssertionFailure() << "direct bytes differ";
+  if (!std::equal(target.begin(), target.end(), source.begin() + static_cast<ptrdiff_t>(offset)))
+    return ::testing::AssertionFailure() << "direct bytes differ";
   return ::testing::AssertionSuccess();
 }
 
 TEST_P(TransportConformance, DirectTransfersInBothDirections) {
   connectPair();
   if (HasFatalFailure()) return;
-  if (!a_->directCapable()) GTEST_SKIP() << GetParam() << " makes no direct transfers";
+  if (!a_->directTransfers()) GTEST_SKIP() << GetParam() << " makes no direct transfers";
   for (size_t bytes : {size_t{1}, size_t{4097}, size_t{(8 << 20) + 3}}) {
     EXPECT_TRUE(directTransfer(a_, b_, bytes, 1)) << bytes << " bytes from rank 0 to 1";
     EXPECT_TRUE(directTransfer(b_, a_, bytes, 2)) << bytes << " bytes from rank 1 to 0";
   }
+}
+
+// A transfer names an offset inside a registered region: the bytes come from there, not from the region's start.
+TEST_P(TransportConformance, DirectTransfersReadAtAnOffsetOfTheirRegion) {
+  connectPair();
+  if (HasFatalFailure()) return;
+  if (!a_->directTransfers()) GTEST_SKIP() << GetParam() << " makes no direct transfers";
+  for (size_t offset : {size_t{1}, size_t{4096}, size_t{(1 << 20) + 17}})
+    EXPECT_TRUE(directTransfer(a_, b_, 65537, 3, offset)) << "offset " << offset;
 }
 
 // What a closing peer sent before it closed stays readable; then its end is seen. (The receiver makes progress

@@ -159,6 +159,14 @@ class Fifo {
   void ackDirect(size_t bytes) { header_->directRead.fetch_add(bytes, std::memory_order_release); }
   uint64_t directAcked() const { return header_->directRead.load(std::memory_order_acquire); }
 
+  /// For a transport that moves the bytes itself (tcp, ib): as consumer of the outgoing FIFO, frees `bytes` once
+  /// they left; as producer of the incoming one, makes everything below `tail` (a running total) readable.
+  void release(uint64_t bytes) {
+    header_->head.store(header_->head.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
+  }
+  void publish(uint64_t tail) { header_->tail.store(tail, std::memory_order_release); }
+  std::byte* data() const { return data_; }
+
   bool closed() const { return header_->closed.load(std::memory_order_relaxed) != 0; }
   void close() { header_->closed.store(1, std::memory_order_release); }
   size_t capacity() const { return capacity_; }

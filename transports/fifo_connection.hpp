@@ -15,7 +15,7 @@
 
 namespace chorus::transport {
 
-class FifoConnection final : public Connection {
+class FifoConnection final : public Connection, public SmallMessages, public DirectTransfers {
  public:
   /// How the receiver reaches the sender's buffers for direct transfers.
   enum class Direct { kNone, kSameProcess, kCrossMemoryAttach };
@@ -40,21 +40,42 @@ class FifoConnection final : public Connection {
 
   Status progress(bool*) override { return Status::ok(); }
 
-  size_t smallMessageLimit() override { return Fifo::kSmallMessage; }
-  bool sendSmall(const void* src, size_t bytes) override { return out_.sendLines(src, bytes); }
-  bool sendSmall2(const void* head, size_t headBytes, const void* src, size_t bytes) override {
+  SmallMessages* smallMessages() override { return this; }
+  size_t limit() override { return Fifo::kSmallMessage; }
+  size_t firstPart() override { return Line::kPayload; }
+  bool send(const void* head, size_t headBytes, const void* src, size_t bytes) override {
     return out_.sendLines(head, headBytes, src, bytes);
   }
-  bool recvSmall(void* dst, size_t bytes) override { return in_.recvLines(dst, bytes); }
-  bool peekSmall(void* dst, size_t bytes) override { return in_.peekLine(dst, bytes); }
-  size_t smallMessageFirstPart() override { return Line::kPayload; }
-  bool hasIncoming() override { return !in_.readable().empty() || in_.linesWaiting(); }
+  bool recv(void* dst, size_t bytes) override { return in_.recvLines(dst, bytes); }
+  bool peek(void* dst, size_t bytes) override { return in_.peekLine(dst, bytes); }
+  bool waiting() override { return in_.linesWaiting(); }
 
-  bool directCapable() override { return direct_ != Direct::kNone; }
-  uint64_t postDirect(const void*, size_t bytes) override { return directPosted_ += bytes; }
-  uint64_t directAcked() override { return out_.directAcked(); }
+  // A region is an address range: the receiver reads it from the sender's memory (same process or CMA), so
+  // registering pins and maps nothing.
+  DirectTransfers* directTransfers() override { return direct_ == Direct::kNone ? nullptr : this; }
+  Status registerMemory(const void* base, size_t bytes, MemoryType type,
+                        std::shared_ptr<const Registration>* out) override {
+    if (type != MemoryType::kHost) {
+      return invalidUsage(std::string(name_) + " reaches host memory only, not " + memoryTypeName(type) + " memory");
+    }
+    auto r = std::make_shared<Registration>();
+    r->base = static_cast<const std::byte*>(base);
+    r->bytes = bytes;
+    r->type = type;
+    r->peerBytes = AddressRange{reinterpret_cast<uint64_t>(base), bytes}.encode();
+    *out = std::move(r);
+    return Status::ok();
+  }
+  uint64_t post(const Registration&, size_t, size_t bytes) override { return directPosted_ += bytes; }
+  uint64_t acked() override { return out_.directAcked(); }
   // Memory is always there to read: every call moves all `bytes`.
-  Status readDirect(void* dst, uint64_t address, size_t bytes, size_t* moved) override {
+  Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* moved) override {
+    AddressRange range;
+    if (!AddressRange::decode(region.peerBytes, &range) || !range.holds(offset, bytes)) {
+      return internalError("rank " + std::to_string(peerRank_) + " named " + std::to_string(bytes) +
+                           " bytes at offset " + std::to_string(offset) + " of a region it did not register");
+    }
+    const uint64_t address = range.base + offset;
     if (direct_ == Direct::kSameProcess) {
       memcpy(dst, reinterpret_cast<const void*>(address), bytes);
     } else {
@@ -101,6 +122,8 @@ class FifoConnection final : public Connection {
     }
   }
 
+  bool sendDrained() override { return true; }
+  bool addPollFds(std::vector<pollfd>*) override { return false; }
   const char* transportName() const override { return name_; }
 
  private:

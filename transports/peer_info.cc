@@ -3,6 +3,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "transports/hex.hpp"
+
 namespace chorus::transport {
 namespace {
 
@@ -12,14 +14,6 @@ bool parseWhole(const std::string& text, T* out) {
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, *out);
   return ec == std::errc() && ptr == end && !text.empty();
-}
-
-constexpr char kHex[] = "0123456789abcdef";
-
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
 }
 
 // A transport's name as the registry spells them: lower-case letters, digits, '_'.
@@ -36,8 +30,7 @@ std::string encodePeerInfo(const PeerInfo& p) {
   std::ostringstream os;
   os << p.rank << '\n' << p.hostId << '\n' << p.machineId << '\n' << p.pid << '\n' << p.processToken;
   for (const auto& [name, address] : p.addresses) {
-    os << '\n' << name << '=';
-    for (unsigned char c : address) os << kHex[c >> 4] << kHex[c & 15];
+    os << '\n' << name << '=' << toHex(address.data(), address.size());
   }
   return os.str();
 }
@@ -63,11 +56,8 @@ Status decodePeerInfo(const std::string& blob, int rank, PeerInfo* out) {
     if (equals == std::string::npos || !isTransportName(name) || (line.size() - equals - 1) % 2 != 0)
       return internalError(where + " has a malformed transport address '" + line.substr(0, 64) + "'");
     std::string address;
-    for (size_t i = equals + 1; i < line.size(); i += 2) {
-      const int high = hexValue(line[i]), low = hexValue(line[i + 1]);
-      if (high < 0 || low < 0) return internalError(where + " has a transport address of " + name + " that is not hex");
-      address.push_back(static_cast<char>(high * 16 + low));
-    }
+    if (!fromHex(std::string_view(line).substr(equals + 1), &address))
+      return internalError(where + " has a transport address of " + name + " that is not hex");
     if (!p.addresses.emplace(name, std::move(address)).second)
       return internalError(where + " names transport " + name + " twice");
   }

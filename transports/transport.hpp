@@ -1,6 +1,8 @@
 // The one interface every transport implements. A Connection is a pair of ordered byte streams with one peer:
 // the engine writes into sendSpace()/commitSend() and reads from recvData()/consumeRecv(). Streams carry no
-// message boundaries: both sides run the same plan, so they agree on every length.
+// message boundaries: both sides run the same plan, so they agree on every length. Beside that core a connection
+// may offer capabilities (small messages, direct transfers from registered memory) that the engine uses when
+// present.
 #pragma once
 
 #include <poll.h>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "chorus/status.hpp"
+#include "transports/memory.hpp"
 
 namespace chorus {
 struct Settings;
@@ -24,6 +27,49 @@ class Bootstrap;
 }
 
 namespace chorus::transport {
+
+/// Optional capability: small messages (1..limit() bytes, whole) on a channel beside the stream, where each cache
+/// line carries its own arrival flag. Both sides route a step here by the same rule (its size and this
+/// capability), so each channel stays in order.
+class SmallMessages {
+ public:
+  virtual ~SmallMessages() = default;
+  virtual size_t limit() = 0;
+  /// Bytes at the start of a message that arrive together (one line): a receiver that expects no more never waits
+  /// for a part that a shorter message would not have.
+  virtual size_t firstPart() = 0;
+  /// Sends one message made of `head` then `src` (a call header and the first step's bytes; headBytes may be 0),
+  /// without assembling it first. False when the channel is full.
+  virtual bool send(const void* head, size_t headBytes, const void* src, size_t bytes) = 0;
+  /// Takes the next message of `bytes` bytes once all of it arrived.
+  virtual bool recv(void* dst, size_t bytes) = 0;
+  /// Copies the first `bytes` (at most firstPart()) of the next message without taking it; false until its first
+  /// part has arrived.
+  virtual bool peek(void* dst, size_t bytes) = 0;
+  /// True when a message waits.
+  virtual bool waiting() = 0;
+};
+
+/// Optional capability: direct transfers, for large messages. The sender registers the memory it sends from and
+/// writes only {region, offset, length} into the stream; the bytes travel outside it, from the sender's buffer
+/// straight into the receiver's (shm and loopback: the receiver copies them out of the sender's memory; tcp: they
+/// go on a socket of their own, with no staging copy on either side).
+class DirectTransfers {
+ public:
+  virtual ~DirectTransfers() = default;
+  /// Registers `bytes` at `base` for this connection's peer to take bytes from. Transports that pin or map memory
+  /// keep registrations in a RegistrationCache, so a buffer used again is not registered again.
+  virtual Status registerMemory(const void* base, size_t bytes, MemoryType type,
+                                std::shared_ptr<const Registration>* out) = 0;
+  /// Sender: posts `bytes` at `offset` of `region` and returns the running total that acked() must reach before
+  /// those bytes may change.
+  virtual uint64_t post(const Registration& region, size_t offset, size_t bytes) = 0;
+  /// Sender: bytes the sender may consider delivered so far (read by the peer, or handed to the kernel).
+  virtual uint64_t acked() = 0;
+  /// Receiver: moves up to `bytes` at `offset` of the peer's `region` into `dst` without waiting, and adds the
+  /// bytes moved to *done. Called again with the rest until all arrived. An offset outside the region is an error.
+  virtual Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* done) = 0;
+};
 
 class Connection {
  public:
@@ -41,52 +87,21 @@ class Connection {
   virtual Status progress(bool* moved) = 0;
   /// A slower check that the peer is still alive; called when a wait has made no progress for a while.
   virtual Status checkPeer() = 0;
-  /// Direct transfers, for large messages: the sender writes only {address, length} into the stream and the bytes
-  /// travel outside it, from the sender's buffer straight into the receiver's (shm and loopback: the receiver
-  /// copies them from the sender's memory; tcp: they go on a socket of their own, with no staging copy on either
-  /// side). Off unless the transport says so.
-  virtual bool directCapable() { return false; }
-  /// Receiver: moves up to `bytes` of the transfer whose source is the peer's `address` into `dst`, without
-  /// waiting; adds the bytes moved to *done. Called again with the rest until all arrived.
-  virtual Status readDirect(void* dst, uint64_t address, size_t bytes, size_t* done) {
-    return internalError("direct transfers are not supported by this connection");
-  }
-  /// Sender: posts `bytes` at `src` and returns the running total that directAcked() must reach before `src` may
-  /// change.
-  virtual uint64_t postDirect(const void* src, size_t bytes) { return 0; }
-  /// Sender: bytes the sender may consider delivered so far (read by the peer, or handed to the kernel).
-  virtual uint64_t directAcked() { return 0; }
-
-  /// Small messages (1..smallMessageLimit() bytes, whole): a channel beside the stream where each cache line carries
-  /// its own arrival flag. Both sides route a step here by the same rule (its size and this capability), so each
-  /// channel stays in order. A limit of 0 means no such channel.
-  virtual size_t smallMessageLimit() { return 0; }
-  virtual bool sendSmall(const void* src, size_t bytes) { return false; }
-  /// One small message made of `head` then `src` (a call header and the first step's bytes), without assembling it
-  /// first.
-  virtual bool sendSmall2(const void* head, size_t headBytes, const void* src, size_t bytes) { return false; }
-  virtual bool recvSmall(void* dst, size_t bytes) { return false; }
-  /// Copies the first `bytes` (at most one line's payload, 56) of the next small message without taking it; false
-  /// until its first line has arrived.
-  virtual bool peekSmall(void* dst, size_t bytes) { return false; }
-  /// Bytes at the start of a small message that arrive together (one line): a receiver that expects no more never
-  /// waits for a part that a shorter message would not have.
-  virtual size_t smallMessageFirstPart() { return 0; }
-  /// True when incoming bytes wait on any channel.
-  virtual bool hasIncoming() { return !recvData().empty(); }
-
   /// True once the peer closed its end. Bytes that already arrived stay readable; it is an error only for a
   /// side that still waits for more.
-  virtual bool peerClosed() { return false; }
+  virtual bool peerClosed() = 0;
   /// Tells the peer this side is going away (communicator abort or destroy).
   virtual void close() = 0;
-
-  virtual const char* transportName() const = 0;
-  /// True when all committed outgoing bytes have left this process (tcp staging drained).
-  virtual bool sendDrained() { return true; }
+  /// True when all committed outgoing bytes (and posted direct transfers) have left this process.
+  virtual bool sendDrained() = 0;
   /// Sockets a waiting rank can sleep on (poll) instead of spinning; false when the transport has none (memory
   /// FIFOs), and then waiters must poll by yielding.
-  virtual bool addPollFds(std::vector<struct pollfd>*) { return false; }
+  virtual bool addPollFds(std::vector<struct pollfd>*) = 0;
+  virtual const char* transportName() const = 0;
+
+  /// The capabilities this connection offers; null when it has none.
+  virtual SmallMessages* smallMessages() { return nullptr; }
+  virtual DirectTransfers* directTransfers() { return nullptr; }
 };
 
 /// What a rank publishes about itself at init.

@@ -32,6 +32,11 @@ const std::vector<SettingDoc> kDocs = {
      "congestion control of tcp data sockets (e.g. cubic, bbr; system: leave the default); auto: reno between ranks "
      "of one host, where the path is the loopback device and pacing only delays, the system default elsewhere"},
     {"CHORUS_SOCKET_ADDR", "", "", "IPv4 address to listen on and advertise (default: first non-loopback)"},
+    {"CHORUS_IB_HCA", "NCCL_IB_HCA", "",
+     "RDMA ports the ib transport may use: mlx5_0:1,mlx5_1 (prefixes; '=' exact names, '^' excludes); default all"},
+    {"CHORUS_IB_GID_INDEX", "NCCL_IB_GID_INDEX", "",
+     "GID index of the ib transport's port (unset: 3, RoCE v2 over IPv4, on RoCE; 0 on InfiniBand)"},
+    {"CHORUS_IB_BUFFER", "", "4194304", "bytes of each ib staging FIFO and ring (one each per direction per peer)"},
     {"CHORUS_DIRECT_THRESHOLD", "", "262144",
      "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off"},
     {"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
@@ -70,11 +75,13 @@ std::string str(const char* name, const char* alias, const char* def) {
 }
 
 // `minimum` excludes values below it (0 for settings where 0 means "off").
-int64_t integer(const char* name, int64_t def, int64_t minimum = 1) {
-  const char* v = lookup(name, nullptr);
+int64_t integer(const char* name, int64_t def, int64_t minimum = 1, const char* alias = nullptr) {
+  const char* v = lookup(name, alias);
   if (!v || !*v) return def;
   int64_t x = 0;
   if (!parseByteSize(v, &x) || x < minimum) {
+    // NCCL's own name keeps NCCL's behaviour (an invalid value is ignored there): only chorus's names are strict.
+    if (!getenv(name)) return def;
     reject(name, v,
            minimum > 0 ? "a positive integer, with an optional K, M or G suffix"
                        : "a non-negative integer, with an optional K, M or G suffix");
@@ -140,6 +147,9 @@ Settings parse(std::string* errors) {
   s.tcpSockets = integer("CHORUS_TCP_SOCKETS", 2);
   s.tcpCongestion = str("CHORUS_TCP_CONGESTION", "", "auto");
   s.socketIfAddr = str("CHORUS_SOCKET_ADDR", "", "");
+  s.ibHca = str("CHORUS_IB_HCA", "NCCL_IB_HCA", "");
+  s.ibGidIndex = integer("CHORUS_IB_GID_INDEX", -1, 0, "NCCL_IB_GID_INDEX");
+  s.ibBufferBytes = integer("CHORUS_IB_BUFFER", 4 << 20);
   s.spinIterations = integer("CHORUS_SPIN", 0);
   s.directThreshold = integer("CHORUS_DIRECT_THRESHOLD", int64_t{256} << 10, 0);  // 0: direct transfers off
   s.shmCma = boolean("CHORUS_SHM_CMA", false);

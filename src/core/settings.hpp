@@ -23,6 +23,9 @@ struct Settings {
   int64_t tcpSockets = 0;           // CHORUS_TCP_SOCKETS
   std::string tcpCongestion;        // CHORUS_TCP_CONGESTION
   std::string socketIfAddr;         // CHORUS_SOCKET_ADDR
+  std::string ibHca;                // CHORUS_IB_HCA / NCCL_IB_HCA
+  int64_t ibGidIndex = -1;          // CHORUS_IB_GID_INDEX / NCCL_IB_GID_INDEX (-1: by link layer)
+  int64_t ibBufferBytes = 0;        // CHORUS_IB_BUFFER
   int64_t spinIterations = 0;       // CHORUS_SPIN
   int64_t directThreshold = 0;      // CHORUS_DIRECT_THRESHOLD (0: direct transfers off)
   bool shmCma = false;              // CHORUS_SHM_CMA

@@ -73,6 +73,11 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
   for (auto& [peer, q] : peers_) {
     q.sends.clear();
     q.recvs.clear();
+    q.regionsOut.clear();
+    q.regionsIn.clear();
+    q.announceOut.clear();
+    q.announceIn.clear();
+    q.announceOutWire = 0;
     q.nextSend = q.nextRecv = 0;
     q.sendFlow = q.recvFlow = 0;
     q.headerOutPending = q.headerInPending = q.headerPackedOut = q.headerPackedIn = false;
@@ -143,7 +148,7 @@ bool Execution::packsHeader(const PeerQueues& q, int index) const {
 // Writes this call's header alone (not packed with a step); true once all of it is out.
 bool Execution::writeHeader(PeerQueues& q) {
   transport::Connection* c = q.connection;
-  if (q.smallLimit >= sizeof(CallHeader)) return c->sendSmall(&q.outgoing, sizeof(CallHeader));
+  if (q.smallLimit >= sizeof(CallHeader)) return q.small->send(nullptr, 0, &q.outgoing, sizeof(CallHeader));
   const auto* bytes = reinterpret_cast<const std::byte*>(&q.outgoing);
   while (q.headerOutWire < sizeof(CallHeader)) {
     auto space = c->sendSpace();
@@ -160,7 +165,7 @@ bool Execution::writeHeader(PeerQueues& q) {
 // line: if the peer sent more (another call), the header at its start tells.
 bool Execution::readHeader(PeerQueues& q) {
   transport::Connection* c = q.connection;
-  if (q.smallLimit >= sizeof(CallHeader)) return c->recvSmall(&q.incoming, sizeof(CallHeader));
+  if (q.smallLimit >= sizeof(CallHeader)) return q.small->recv(&q.incoming, sizeof(CallHeader));
   auto* bytes = reinterpret_cast<std::byte*>(&q.incoming);
   while (q.headerInRead < sizeof(CallHeader)) {
     auto data = c->recvData();
@@ -205,8 +210,7 @@ Status Execution::acceptHeader(int peer, PeerQueues& q, const CallHeader& arrive
 Status Execution::explain(int peer, PeerQueues& q, const Status& failure) {
   if (!q.headerInPending && !q.headerPackedIn) return failure;
   // The small channel is peeked: the header is the start of the peer's message whether it packed it or not.
-  const bool got =
-      q.smallLimit >= sizeof(CallHeader) ? q.connection->peekSmall(&q.incoming, sizeof(CallHeader)) : readHeader(q);
+  const bool got = q.smallLimit >= sizeof(CallHeader) ? q.small->peek(&q.incoming, sizeof(CallHeader)) : readHeader(q);
   if (!got || sameCall(q.expected, q.incoming)) return failure;
   return checkCallHeader(q.expected, q.incoming, rank_, peer);
 }
@@ -232,10 +236,16 @@ void Execution::rewind(uint64_t sequence) {
     w.directReduced = 0;
     w.ackTarget = 0;
     w.complete = false;
+    w.regionIndex = kNoRegion;  // announced again: the peer forgets its regions after each call
   }
   drained_ = true;
   for (auto& [peer, q] : peers_) {
     q.nextSend = q.nextRecv = 0;
+    q.regionsOut.clear();  // the registrations stay with the steps (w.region)
+    q.regionsIn.clear();
+    q.announceOut.clear();
+    q.announceIn.clear();
+    q.announceOutWire = 0;
     drained_ = drained_ && q.sends.empty();
   }
   armHeaders();
@@ -254,13 +264,22 @@ Execution::PeerQueues& Execution::queues(int peer) {
   peers_.emplace_back(peer, PeerQueues{});
   PeerQueues& q = peers_.back().second;
   q.connection = connection_(peer);
-  q.smallLimit = q.connection->smallMessageLimit();
-  q.smallFirstPart = q.connection->smallMessageFirstPart();
+  q.small = q.connection->smallMessages();
+  q.direct = q.connection->directTransfers();
+  q.smallLimit = q.small ? q.small->limit() : 0;
+  q.smallFirstPart = q.small ? q.small->firstPart() : 0;
   return peers_.back().second;
 }
 
 void Execution::append(const algo::Plan& plan, const Binding& binding) {
   const int base = static_cast<int>(work_.size());
+  // A direct send registers the part of its buffer that the plan's sends read: one region per buffer, so the steps
+  // of a call share a registration and a repeated call finds it in the transport's cache.
+  size_t sentExtent[3] = {0, 0, 0};
+  for (const algo::Step& s : plan.steps) {
+    size_t& extent = sentExtent[static_cast<size_t>(s.src.buffer)];
+    if (isSend(s.kind)) extent = std::max(extent, s.src.offset + s.bytes);
+  }
   for (const algo::Step& s : plan.steps) {
     Work w{s.kind,
            s.peer,
@@ -275,8 +294,13 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
     const bool transfer = s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
     // Both sides take this decision from the same facts (size, threshold, the pair's capability), so they agree.
     transport::Connection* c = transfer ? queues(s.peer).connection : nullptr;
-    w.direct = transfer && directThreshold_ > 0 && s.bytes >= directThreshold_ && c->directCapable();
-    w.small = transfer && s.bytes > 0 && s.bytes <= std::min(kSmallBuffer, c->smallMessageLimit());
+    w.direct = transfer && directThreshold_ > 0 && s.bytes >= directThreshold_ && queues(s.peer).direct != nullptr;
+    if (w.direct && isSend(s.kind)) {
+      w.regionBase = resolve(binding, {s.src.buffer, 0});
+      w.regionBytes = sentExtent[static_cast<size_t>(s.src.buffer)];
+      w.memory = binding.memory;
+    }
+    w.small = transfer && s.bytes > 0 && s.bytes <= std::min(kSmallBuffer, queues(s.peer).smallLimit);
     w.after = s.after < 0 ? -1 : s.after + base;
     const int index = static_cast<int>(work_.size());
     work_.push_back(w);
@@ -322,17 +346,69 @@ void Execution::finish(Work& w) {
   }
 }
 
-// A direct transfer carries descriptors {address, length} of at most kDirectChunk bytes; the sender posts one as
-// soon as its source bytes are ready (in kDirectMinChunk pieces, so a pipeline keeps moving) and completes once
-// the receiver acknowledged every byte, because only then may the buffer change.
+// A direct transfer carries descriptors {region, offset, length} of at most kDirectChunk bytes; the sender posts
+// one as soon as its source bytes are ready (in kDirectMinChunk pieces, so a pipeline keeps moving) and completes
+// once the transport acknowledged every byte, because only then may the buffer change. A region is announced once
+// per call and stream, before the first descriptor that names it: a descriptor with region kAnnounce whose `bytes`
+// peer bytes of the registration follow, padded to 16. Regions are numbered in the order of their announcements.
 constexpr size_t kDirectChunk = 512 << 10, kDirectMinChunk = 64 << 10;
 struct DirectDescriptor {
-  uint64_t address;
-  uint64_t bytes;
+  uint64_t offset;
+  uint32_t bytes;
+  uint32_t region;
 };
 static_assert(sizeof(DirectDescriptor) == kWireAlign);
+constexpr uint32_t kAnnounce = 0xffffffffu;
+// Peer bytes of one registration: a UCX packed rkey is the largest, at a few hundred bytes.
+constexpr uint32_t kMaxPeerBytes = 4096;
 
-Status Execution::advanceDirectSend(Work& w, transport::Connection* c, bool* moved) {
+// Registers the step's source buffer with the connection (once per call and buffer: steps of the same buffer share
+// it) and queues its announcement when this call has not announced it on this stream yet.
+Status Execution::announceRegion(Work& w, PeerQueues& q) {
+  if (!w.region) {
+    for (const auto& r : q.regionsOut) {
+      if (r->base == w.regionBase && r->bytes == w.regionBytes && r->type == w.memory) w.region = r;
+    }
+    if (!w.region) CHORUS_TRY(q.direct->registerMemory(w.regionBase, w.regionBytes, w.memory, &w.region));
+  }
+  for (size_t i = 0; i < q.regionsOut.size(); ++i) {
+    if (q.regionsOut[i] == w.region) {
+      w.regionIndex = static_cast<uint32_t>(i);
+      return Status::ok();
+    }
+  }
+  const auto& peerBytes = w.region->peerBytes;
+  if (peerBytes.size() > kMaxPeerBytes) {
+    return internalError(std::string(q.connection->transportName()) + " made a region of " +
+                         std::to_string(peerBytes.size()) + " peer bytes, more than " + std::to_string(kMaxPeerBytes));
+  }
+  DirectDescriptor announce{0, static_cast<uint32_t>(peerBytes.size()), kAnnounce};
+  q.announceOut.assign(kWireAlign + padded(peerBytes.size()), std::byte{0});
+  memcpy(q.announceOut.data(), &announce, sizeof(announce));
+  if (!peerBytes.empty()) memcpy(q.announceOut.data() + kWireAlign, peerBytes.data(), peerBytes.size());
+  q.announceOutWire = 0;
+  w.regionIndex = static_cast<uint32_t>(q.regionsOut.size());
+  q.regionsOut.push_back(w.region);
+  return Status::ok();
+}
+
+// Moves bytes of `message` from *done on into the stream; true once all of it is in.
+static bool writeStream(transport::Connection* c, const std::vector<std::byte>& message, size_t* done) {
+  while (*done < message.size()) {
+    auto space = c->sendSpace();
+    if (space.empty()) return false;
+    const size_t n = std::min(space.size(), message.size() - *done);
+    memcpy(space.data(), message.data() + *done, n);
+    c->commitSend(n);
+    *done += n;
+  }
+  return true;
+}
+
+Status Execution::advanceDirectSend(Work& w, PeerQueues& q, bool* moved) {
+  transport::Connection* c = q.connection;
+  if (w.regionIndex == kNoRegion && w.wire < w.bytes) CHORUS_TRY(announceRegion(w, q));
+  if (!writeStream(c, q.announceOut, &q.announceOutWire)) return Status::ok();
   while (w.wire < w.bytes) {
     const size_t ready = depLimit(w) - w.wire;
     if (ready == 0 || (ready < kDirectMinChunk && w.wire + ready < w.bytes)) break;
@@ -340,14 +416,44 @@ Status Execution::advanceDirectSend(Work& w, transport::Connection* c, bool* mov
     if (space.size() < kWireAlign) break;
     size_t n = std::min(ready, kDirectChunk);
     if (w.wire + n < w.bytes) n &= ~(kWireAlign - 1);
-    DirectDescriptor d{reinterpret_cast<uint64_t>(w.src + w.wire), n};
+    const size_t offset = static_cast<size_t>(w.src + w.wire - w.region->base);
+    DirectDescriptor d{offset, static_cast<uint32_t>(n), w.regionIndex};
     memcpy(space.data(), &d, sizeof(d));
     c->commitSend(kWireAlign);
-    w.ackTarget = c->postDirect(w.src + w.wire, n);
+    w.ackTarget = q.direct->post(*w.region, offset, n);
     w.wire += n;
     *moved = true;
   }
-  if (w.wire == w.bytes && c->directAcked() >= w.ackTarget) finish(w);
+  if (w.wire == w.bytes && q.direct->acked() >= w.ackTarget) finish(w);
+  return Status::ok();
+}
+
+// Takes a region announcement from the stream: its descriptor, then its peer bytes, which may arrive in parts.
+// True once the region is known.
+Status Execution::takeAnnouncement(PeerQueues& q, const DirectDescriptor& d, bool* done) {
+  transport::Connection* c = q.connection;
+  if (q.announceIn.empty()) {
+    if (d.bytes > kMaxPeerBytes) {
+      return internalError("a direct transfer's region announcement carries " + std::to_string(d.bytes) +
+                           " bytes, more than " + std::to_string(kMaxPeerBytes) + " (a corrupt stream)");
+    }
+    c->consumeRecv(kWireAlign);
+    q.announceIn.resize(padded(d.bytes));
+    q.announceInBytes = d.bytes;
+    q.announceInRead = 0;
+  }
+  while (q.announceInRead < q.announceIn.size()) {
+    auto data = c->recvData();
+    if (data.empty()) return Status::ok();
+    const size_t n = std::min(data.size(), q.announceIn.size() - q.announceInRead);
+    memcpy(q.announceIn.data() + q.announceInRead, data.data(), n);
+    c->consumeRecv(n);
+    q.announceInRead += n;
+  }
+  q.announceIn.resize(q.announceInBytes);
+  q.regionsIn.push_back({std::move(q.announceIn), nullptr});
+  q.announceIn.clear();
+  *done = true;
   return Status::ok();
 }
 
@@ -357,10 +463,25 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
   // receive of a peer runs), then reduce from it.
   constexpr size_t kBounce = 256 << 10;
   while (w.wire < w.bytes) {
-    auto data = c->recvData();
-    if (data.size() < kWireAlign) break;
-    DirectDescriptor d;
-    memcpy(&d, data.data(), sizeof(d));
+    DirectDescriptor d{0, 0, kAnnounce};
+    if (q.announceIn.empty()) {
+      auto data = c->recvData();
+      if (data.size() < kWireAlign) break;
+      memcpy(&d, data.data(), sizeof(d));
+    }
+    if (d.region == kAnnounce) {
+      bool known = false;
+      CHORUS_TRY(takeAnnouncement(q, d, &known));
+      *moved = true;
+      if (!known) break;
+      continue;
+    }
+    if (d.region >= q.regionsIn.size()) {
+      return internalError("direct transfer from rank " + std::to_string(w.peer) + " names region " +
+                           std::to_string(d.region) + " of " + std::to_string(q.regionsIn.size()) +
+                           " announced (a corrupt stream)");
+    }
+    transport::RemoteRegion& region = q.regionsIn[d.region];
     // A reduction into bytes another step still produces waits until that step has finished them.
     if (d.bytes <= w.bytes - w.wire && depLimit(w) < w.wire + d.bytes) break;
     if (d.bytes == 0 || d.bytes > w.bytes - w.wire) {
@@ -371,7 +492,8 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
     // A transfer may arrive in parts (tcp): w.directDone counts the bytes of this descriptor already taken.
     if (w.kind == StepKind::kRecv) {
       size_t n = 0;
-      CHORUS_TRY(c->readDirect(w.dst + w.wire + w.directDone, d.address + w.directDone, d.bytes - w.directDone, &n));
+      CHORUS_TRY(
+          q.direct->read(w.dst + w.wire + w.directDone, region, d.offset + w.directDone, d.bytes - w.directDone, &n));
       w.directDone += n;
       *moved = *moved || n > 0;
     } else {
@@ -384,8 +506,8 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
         const size_t pieceEnd = std::min(pieceStart + kBounce, static_cast<size_t>(d.bytes));
         size_t n = 0;
         if (w.directDone < pieceEnd) {
-          CHORUS_TRY(c->readDirect(q.bounce.data() + (w.directDone - pieceStart), d.address + w.directDone,
-                                   pieceEnd - w.directDone, &n));
+          CHORUS_TRY(q.direct->read(q.bounce.data() + (w.directDone - pieceStart), region, d.offset + w.directDone,
+                                    pieceEnd - w.directDone, &n));
           w.directDone += n;
           *moved = *moved || n > 0;
         }
@@ -412,11 +534,10 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
 
 Status Execution::advanceSmallSend(Work& w, PeerQueues& q, bool* moved) {
   if (depLimit(w) < w.bytes) return Status::ok();
-  transport::Connection* c = q.connection;
   if (q.headerPackedOut) {
-    if (!c->sendSmall2(&q.outgoing, sizeof(CallHeader), w.src, w.bytes)) return Status::ok();
+    if (!q.small->send(&q.outgoing, sizeof(CallHeader), w.src, w.bytes)) return Status::ok();
     q.headerPackedOut = false;
-  } else if (!c->sendSmall(w.src, w.bytes)) {
+  } else if (!q.small->send(nullptr, 0, w.src, w.bytes)) {
     return Status::ok();
   }
   *moved = true;
@@ -426,7 +547,6 @@ Status Execution::advanceSmallSend(Work& w, PeerQueues& q, bool* moved) {
 
 Status Execution::advanceSmallRecv(Work& w, PeerQueues& q, bool* moved) {
   if (depLimit(w) < w.bytes) return Status::ok();
-  transport::Connection* c = q.connection;
   alignas(64) std::byte incoming[kSmallBuffer];
   const bool packed = q.headerPackedIn;
   const size_t skip = packed ? sizeof(CallHeader) : 0;
@@ -434,14 +554,14 @@ Status Execution::advanceSmallRecv(Work& w, PeerQueues& q, bool* moved) {
     // A message of several parts: its header is checked as soon as the first part is in, so that a peer that sent
     // a shorter message (another call) is an error now rather than a wait for parts that never come.
     CallHeader arrived;
-    if (!c->peekSmall(&arrived, sizeof(arrived))) return Status::ok();
+    if (!q.small->peek(&arrived, sizeof(arrived))) return Status::ok();
     q.headerPeeked = true;
     CHORUS_TRY(acceptHeader(w.peer, q, arrived));
   }
   if (w.kind == StepKind::kRecv && !packed) {
-    if (!c->recvSmall(w.dst, w.bytes)) return Status::ok();
+    if (!q.small->recv(w.dst, w.bytes)) return Status::ok();
   } else {
-    if (!c->recvSmall(incoming, skip + w.bytes)) return Status::ok();
+    if (!q.small->recv(incoming, skip + w.bytes)) return Status::ok();
     if (packed && !q.headerPeeked) {
       q.headerPackedIn = false;
       if (sameCallAt(q.expected, incoming)) {
@@ -468,7 +588,7 @@ Status Execution::advanceSmallRecv(Work& w, PeerQueues& q, bool* moved) {
 Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
   transport::Connection* c = q.connection;
   if (w.small) return advanceSmallSend(w, q, moved);
-  if (w.direct) return advanceDirectSend(w, c, moved);
+  if (w.direct) return advanceDirectSend(w, q, moved);
   if (w.kind == StepKind::kSendSize) {
     auto space = c->sendSpace();
     if (space.size() < kWireAlign) return Status::ok();
@@ -603,7 +723,8 @@ Status Execution::pollConnections(bool livenessCheck, bool* moved) {
     // what the last advance() saw, before this round moves bytes: a send whose last bytes leave in this round is
     // marked complete by the next advance(), while its peer, which has them all, may already be gone.
     if (q.connection->peerClosed()) {
-      const bool waitsForData = (q.nextRecv < q.recvs.size() || q.headerInPending) && !q.connection->hasIncoming();
+      const bool waitsForData = (q.nextRecv < q.recvs.size() || q.headerInPending) &&
+                                q.connection->recvData().empty() && !(q.small && q.small->waiting());
       const bool mustSend = q.nextSend < q.sends.size() || q.headerOutPending || !q.connection->sendDrained();
       if (waitsForData || mustSend) {
         return explain(peer, q,

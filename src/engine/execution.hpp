@@ -24,7 +24,10 @@ struct Binding {
   void* scratch = nullptr;
   kernels::ReduceFn reduce = nullptr;
   size_t elemSize = 1;
+  transport::MemoryType memory = transport::MemoryType::kHost;  // where send, recv and scratch live
 };
+
+struct DirectDescriptor;
 
 class Execution {
  public:
@@ -63,6 +66,7 @@ class Execution {
   int rank() const { return rank_; }
 
  private:
+  static constexpr uint32_t kNoRegion = 0xffffffffu;
   struct Work {
     algo::StepKind kind;
     int peer;
@@ -80,6 +84,13 @@ class Execution {
     size_t directDone = 0;     // direct receive: bytes of the current descriptor already taken
     size_t directReduced = 0;  // direct reducing receive: bytes of the current descriptor already reduced
     int after = -1;            // step that must finish before this one starts (Step::after)
+    // Direct send: the region to register (the part of the source buffer the plan's sends read), its
+    // registration once made, and its number among the regions this call announced to the peer.
+    const std::byte* regionBase = nullptr;
+    size_t regionBytes = 0;
+    transport::MemoryType memory = transport::MemoryType::kHost;
+    std::shared_ptr<const transport::Registration> region;
+    uint32_t regionIndex = kNoRegion;
   };
   struct PeerQueues {
     transport::Connection* connection = nullptr;
@@ -98,6 +109,14 @@ class Execution {
     size_t headerOutWire = 0, headerInRead = 0;         // bytes of the header moved so far (streams move it in parts)
     CallHeader outgoing, expected, incoming;            // this call's header out, the one due in, and its arrival
     size_t smallLimit = 0, smallFirstPart = 0;          // the connection's small-message sizes, read once
+    transport::SmallMessages* small = nullptr;          // the connection's capabilities, null when absent
+    transport::DirectTransfers* direct = nullptr;
+    // Direct transfers: the regions this call announced on the stream each way (numbered in order), and the
+    // announcement moving out or coming in, in parts.
+    std::vector<std::shared_ptr<const transport::Registration>> regionsOut;
+    std::vector<transport::RemoteRegion> regionsIn;
+    std::vector<std::byte> announceOut, announceIn;
+    size_t announceOutWire = 0, announceInRead = 0, announceInBytes = 0;
   };
 
   size_t depLimit(const Work& w) const;
@@ -108,7 +127,9 @@ class Execution {
   Status advanceSmallRecv(Work& w, PeerQueues& q, bool* moved);
   /// Whether the call header and step `index` travel as one small message.
   bool packsHeader(const PeerQueues& q, int index) const;
-  Status advanceDirectSend(Work& w, transport::Connection* c, bool* moved);
+  Status announceRegion(Work& w, PeerQueues& q);
+  Status takeAnnouncement(PeerQueues& q, const DirectDescriptor& d, bool* done);
+  Status advanceDirectSend(Work& w, PeerQueues& q, bool* moved);
   Status advanceDirectRecv(Work& w, PeerQueues& q, bool* moved);
   void finish(Work& w);
   PeerQueues& queues(int peer);

@@ -18,7 +18,8 @@ struct ProcessResult {
   std::string message;       // what the child reported: the body's message, or "init failed: ..."
 };
 
-/// Every registered transport that joins ranks in different processes (all but loopback), for parameterized tests.
+/// Every registered transport that joins ranks in different processes (all but loopback) and can run here, for
+/// parameterized tests.
 std::vector<std::string> processTransports();
 
 /// `body` returns "" on success or a message (printed by the child). `makeId`, when given, makes the id in the

@@ -25,7 +25,7 @@ namespace {
 
 constexpr uint64_t kBlock = 128 << 10;
 
-class TcpConnection final : public Connection {
+class TcpConnection final : public Connection, public DirectTransfers {
  public:
   /// The last of `fds` carries direct transfers; the others the striped stream.
   TcpConnection(std::vector<int> fds, size_t fifoBytes, int peerRank, bool direct)
@@ -80,13 +80,24 @@ class TcpConnection final : public Connection {
 
   // Direct transfers travel on their own socket, in the order of their descriptors in the stream: the sender's
   // kernel copies them from the caller's buffer, the receiver's kernel into the caller's buffer. No staging copy.
-  bool directCapable() override { return direct_; }
-  uint64_t postDirect(const void* src, size_t bytes) override {
-    directQueue_.push_back({static_cast<const std::byte*>(src), bytes, 0});
+  DirectTransfers* directTransfers() override { return direct_ ? this : nullptr; }
+  // The kernel copies straight from the caller's buffer: nothing to register, and the peer needs no bytes of it.
+  Status registerMemory(const void* base, size_t bytes, MemoryType type,
+                        std::shared_ptr<const Registration>* out) override {
+    if (type != MemoryType::kHost) return invalidUsage(std::string("tcp sends host memory only, not device memory"));
+    auto r = std::make_shared<Registration>();
+    r->base = static_cast<const std::byte*>(base);
+    r->bytes = bytes;
+    r->type = type;
+    *out = std::move(r);
+    return Status::ok();
+  }
+  uint64_t post(const Registration& region, size_t offset, size_t bytes) override {
+    directQueue_.push_back({region.base + offset, bytes, 0});
     return directPosted_ += bytes;
   }
-  uint64_t directAcked() override { return directSent_; }
-  Status readDirect(void* dst, uint64_t, size_t bytes, size_t* done) override {
+  uint64_t acked() override { return directSent_; }
+  Status read(void* dst, RemoteRegion&, size_t, size_t bytes, size_t* done) override {
     auto* to = static_cast<std::byte*>(dst);
     size_t got = 0;
     while (got < bytes && bulkReadable_) {
@@ -354,7 +365,7 @@ class TcpTransportImpl final : public Transport {
 
 CHORUS_REGISTER_TRANSPORT(
     tcp, {.name = "tcp",
-          .preference = 3,
+          .preference = 4,
           .description = "any two hosts: striped sockets (CHORUS_TCP_SOCKETS) and one socket for direct transfers",
           .open =
               [](const Settings&, std::unique_ptr<Transport>* out, std::string* address) {

@@ -10,7 +10,6 @@
 //
 // Offered without being forced only where an RDMA device exists (/sys/class/infiniband), where UCX can beat the tcp
 // transport; elsewhere CHORUS_TRANSPORT=ucx runs it over what UCX finds (posix, sysv, cma, tcp).
-#include <dirent.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -27,6 +26,7 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "transports/fifo.hpp"
+#include "transports/rdma_device.hpp"
 #include "transports/registry.hpp"
 #include "transports/ucx/ucp_library.hpp"
 
@@ -384,21 +384,11 @@ class UcxTransport final : public Transport {
   std::shared_ptr<UcxWorker> worker_;
 };
 
-// An RDMA device is where UCX can do better than the tcp transport, so it is offered without being forced there.
-bool rdmaDevicePresent() {
-  DIR* d = opendir("/sys/class/infiniband");
-  if (!d) return false;
-  bool any = false;
-  while (dirent* e = readdir(d)) any = any || e->d_name[0] != '.';
-  closedir(d);
-  return any;
-}
-
 }  // namespace
 
 CHORUS_REGISTER_TRANSPORT(
     ucx, {.name = "ucx",
-          .preference = 2,
+          .preference = 3,
           .description = "UCX's UCP stream API over what UCX finds (UCX_TLS): InfiniBand, RoCE, shared memory, tcp",
           .unavailable =
               [] {

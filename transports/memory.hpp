@@ -1,0 +1,57 @@
+// Registered memory: how a direct transfer names its bytes. The sender registers the buffer it sends from and the
+// receiver gets the registration's peer bytes (a CMA address range, a verbs rkey, a UCX packed rkey, later a CUDA
+// IPC handle); every transfer then names that region and an offset in it, never a raw pointer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace chorus::transport {
+
+/// Where an operation's buffers live. Only host memory exists today; device memory comes with GPU buffers.
+enum class MemoryType : uint8_t { kHost = 0, kDevice = 1 };
+
+inline const char* memoryTypeName(MemoryType type) { return type == MemoryType::kHost ? "host" : "device"; }
+
+/// One registered region on the sending side. `state` holds what the transport made (a verbs memory region, a UCX
+/// memory handle) and releases it when the last user lets go, so a region evicted from a cache while a transfer
+/// still uses it stays registered until that transfer is done.
+struct Registration {
+  const std::byte* base = nullptr;
+  size_t bytes = 0;
+  MemoryType type = MemoryType::kHost;
+  std::vector<std::byte> peerBytes;  // what the receiver needs to reach the region
+  std::shared_ptr<void> state;
+};
+
+/// A peer's region as the receiver knows it: its peer bytes, plus whatever the transport derived from them once
+/// (an unpacked remote key), kept for the rest of the call.
+struct RemoteRegion {
+  std::vector<std::byte> peerBytes;
+  std::shared_ptr<void> imported;
+};
+
+/// Peer bytes made of plain values, for transports whose regions are an address range (CMA, in-process).
+struct AddressRange {
+  uint64_t base = 0;
+  uint64_t bytes = 0;
+
+  std::vector<std::byte> encode() const {
+    std::vector<std::byte> out(sizeof(*this));
+    memcpy(out.data(), this, sizeof(*this));
+    return out;
+  }
+  /// False when `peerBytes` is not an address range (the peer runs another transport or sent garbage).
+  static bool decode(const std::vector<std::byte>& peerBytes, AddressRange* out) {
+    if (peerBytes.size() != sizeof(AddressRange)) return false;
+    memcpy(out, peerBytes.data(), sizeof(AddressRange));
+    return true;
+  }
+  /// True when [offset, offset + n) lies inside the range.
+  bool holds(uint64_t offset, uint64_t n) const { return offset <= bytes && n <= bytes - offset; }
+};
+
+}  // namespace chorus::transport
