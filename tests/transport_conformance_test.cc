@@ -287,6 +287,28 @@ TEST_P(TransportConformance, DirectTransfersReadAtAnOffsetOfTheirRegion) {
     EXPECT_TRUE(directTransfer(a_, b_, 65537, 3, offset)) << "offset " << offset;
 }
 
+// A descriptor naming bytes outside the region the peer announced (a corrupt stream, or a peer running other code)
+// is an error, never a read of whatever memory lies there. tcp reads nothing by address: its region is empty.
+TEST_P(TransportConformance, ARangeOutsideTheAnnouncedRegionIsRefused) {
+  connectPair();
+  if (HasFatalFailure()) return;
+  if (!a_->directTransfers()) GTEST_SKIP() << GetParam() << " makes no direct transfers";
+  std::vector<std::byte> source(4096), target(4096);
+  std::shared_ptr<const Registration> region;
+  ASSERT_TRUE(a_->directTransfers()->registerMemory(source.data(), 1024, MemoryType::kHost, &region).isOk());
+  if (region->peerBytes.empty()) GTEST_SKIP() << GetParam() << " reaches no memory by address";
+  RemoteRegion remote{region->peerBytes, nullptr};
+  for (auto [offset, bytes] : {std::pair<size_t, size_t>{1000, 25}, {1025, 1}, {0, 4096}}) {
+    size_t done = 0;
+    Status st = b_->directTransfers()->read(target.data(), remote, offset, bytes, &done);
+    EXPECT_FALSE(st.isOk()) << bytes << " bytes at " << offset << " of a 1024-byte region";
+    EXPECT_EQ(done, 0u);
+  }
+  RemoteRegion garbage{std::vector<std::byte>(3), nullptr};
+  size_t done = 0;
+  EXPECT_FALSE(b_->directTransfers()->read(target.data(), garbage, 0, 1, &done).isOk());
+}
+
 // What a closing peer sent before it closed stays readable; then its end is seen. (The receiver makes progress
 // meanwhile, as a waiting rank does: some transports need both sides' progress to move bytes at all.)
 TEST_P(TransportConformance, APeerThatClosesIsSeenAfterItsLastBytes) {

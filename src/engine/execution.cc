@@ -293,7 +293,6 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
            binding.elemSize};
     const bool transfer = s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
     // Both sides take this decision from the same facts (size, threshold, the pair's capability), so they agree.
-    transport::Connection* c = transfer ? queues(s.peer).connection : nullptr;
     w.direct = transfer && directThreshold_ > 0 && s.bytes >= directThreshold_ && queues(s.peer).direct != nullptr;
     if (w.direct && isSend(s.kind)) {
       w.regionBase = resolve(binding, {s.src.buffer, 0});

@@ -89,7 +89,7 @@ class Execution {
     const std::byte* regionBase = nullptr;
     size_t regionBytes = 0;
     transport::MemoryType memory = transport::MemoryType::kHost;
-    std::shared_ptr<const transport::Registration> region;
+    std::shared_ptr<const transport::Registration> region = nullptr;
     uint32_t regionIndex = kNoRegion;
   };
   struct PeerQueues {
