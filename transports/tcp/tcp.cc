@@ -164,7 +164,7 @@ class TcpConnection final : public Connection, public DirectTransfers {
 
   Status pushOut(bool* moved) {
     const uint64_t capacity = out_.capacity();
-    const std::byte* base = static_cast<const std::byte*>(memory_) + sizeof(FifoHeader);
+    const std::byte* base = out_.data();
     for (size_t k = 0; k < fds_.size(); ++k) {
       uint64_t& c = sendCursor_[k];
       while (c < produced_) {
@@ -181,7 +181,7 @@ class TcpConnection final : public Connection, public DirectTransfers {
     // Everything below the lowest cursor is in the kernel's hands: free it in the staging FIFO.
     uint64_t sent = std::min(minimum(sendCursor_), produced_);
     if (sent > freed_) {
-      freeOutgoing(sent - freed_);
+      out_.release(sent - freed_);
       freed_ = sent;
     }
     return Status::ok();
@@ -201,15 +201,9 @@ class TcpConnection final : public Connection, public DirectTransfers {
     return Status::ok();
   }
 
-  // Frees `bytes` of the outgoing FIFO that have been handed to the kernel.
-  void freeOutgoing(uint64_t bytes) {
-    FifoHeader* h = static_cast<FifoHeader*>(memory_);
-    h->head.store(h->head.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
-  }
-
   Status pullIn(bool* moved) {
     const uint64_t capacity = in_.capacity();
-    std::byte* base = static_cast<std::byte*>(memory_) + Fifo::bytesFor(out_.capacity()) + sizeof(FifoHeader);
+    std::byte* base = in_.data();
     const uint64_t limit = consumed_ + capacity;  // cannot write past what the consumer freed
     for (size_t k = 0; k < fds_.size(); ++k) {
       uint64_t& c = recvCursor_[k];
@@ -240,9 +234,7 @@ class TcpConnection final : public Connection, public DirectTransfers {
     }
     // Bytes are readable up to the lowest cursor: everything below it has arrived on every socket.
     uint64_t arrived = minimum(recvCursor_);
-    FifoHeader* h = reinterpret_cast<FifoHeader*>(static_cast<std::byte*>(memory_) + Fifo::bytesFor(out_.capacity()));
-    uint64_t tail = h->tail.load(std::memory_order_relaxed);
-    if (arrived > tail) h->tail.store(arrived, std::memory_order_release);
+    in_.publish(arrived);  // never less than before: every cursor only moves forward
     return Status::ok();
   }
 
