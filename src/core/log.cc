@@ -114,8 +114,9 @@ struct Sink {
 };
 
 Sink& sink() {
-  static Sink s;
-  return s;
+  // Never destroyed: a root thread of the bootstrap may still log while the process runs its exit handlers.
+  static Sink* s = new Sink;
+  return *s;
 }
 
 const char* levelName(Level level) {
