@@ -12,6 +12,7 @@
 #include "topology/hwloc_import.hpp"
 #include "topology/nccl_xml.hpp"
 #include "topology/paths.hpp"
+#include "topology/rdma_ports.hpp"
 #include "topology/system.hpp"
 
 namespace chorus::topology {
@@ -292,6 +293,67 @@ TEST(TopologyQuirks, OwnFormatChecksReferences) {
   st = importGraphXml("<chorus-topology version=\"1\"><node id=\"0\" kind=\"toaster\"/></chorus-topology>", &h);
   ASSERT_FALSE(st.isOk());
   EXPECT_NE(st.message().find("unknown node kind \"toaster\""), std::string::npos) << st.message();
+}
+
+// A verbs device's ports as the kernel's RDMA tree shows them (the figures ibv_query_port gives).
+void writePort(const std::string& root, const std::string& device, int port, const std::string& state,
+               const std::string& rate, const std::string& linkLayer) {
+  const std::string dir = root + "/" + device + "/ports/" + std::to_string(port);
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  std::ofstream(dir + "/state") << state << "\n";
+  std::ofstream(dir + "/rate") << rate << "\n";
+  std::ofstream(dir + "/link_layer") << linkLayer << "\n";
+}
+
+TEST(TopologyRdma, NicsTakeTheSpeedAndLinkLayerOfTheirBestActivePort) {
+  const std::string root = ::testing::TempDir() + "rdma-" + std::to_string(getpid());
+  writePort(root, "mlx5_0", 1, "4: ACTIVE", "100 Gb/sec (4X EDR)", "InfiniBand");
+  writePort(root, "mlx5_0", 2, "1: DOWN", "200 Gb/sec (4X HDR)", "InfiniBand");
+  writePort(root, "mlx5_1", 1, "4: ACTIVE", "25 Gb/sec (1X EDR)", "Ethernet");
+  writePort(root, "mlx5_1", 2, "4: ACTIVE", "50 Gb/sec (2X EDR)", "Ethernet");
+  writePort(root, "mlx5_2", 1, "1: DOWN", "100 Gb/sec (4X EDR)", "InfiniBand");
+
+  std::vector<RdmaPort> ports = rdmaPorts("mlx5_0", root);
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[0].number, 1);
+  EXPECT_TRUE(ports[0].active);
+  EXPECT_DOUBLE_EQ(ports[0].gbps, 100);
+  EXPECT_FALSE(ports[1].active);
+  EXPECT_DOUBLE_EQ(ports[1].gbps, 200);
+
+  RdmaPort best;
+  ASSERT_TRUE(bestActiveRdmaPort("mlx5_0", &best, root));  // the faster port is down
+  EXPECT_EQ(best.number, 1);
+  EXPECT_EQ(best.linkLayer, "InfiniBand");
+  ASSERT_TRUE(bestActiveRdmaPort("mlx5_1", &best, root));
+  EXPECT_EQ(best.number, 2);
+  EXPECT_DOUBLE_EQ(best.gbps, 50);
+  EXPECT_EQ(best.linkLayer, "Ethernet");
+  EXPECT_FALSE(bestActiveRdmaPort("mlx5_2", &best, root));  // no active port
+  EXPECT_FALSE(bestActiveRdmaPort("mlx5_9", &best, root));  // no such device
+  EXPECT_TRUE(rdmaPorts("mlx5_9", root).empty());
+  ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
+}
+
+TEST(TopologyRdma, LinkLayerSurvivesTheOwnXml) {
+  SystemGraph g;
+  Node host;
+  host.kind = NodeKind::kHost;
+  host.name = "h";
+  const int h = g.addNode(host);
+  Node nic;
+  nic.kind = NodeKind::kNic;
+  nic.host = h;
+  nic.name = "mlx5_0";
+  nic.speedGbps = 200;
+  nic.linkLayer = "Ethernet";
+  g.addNode(nic);
+  SystemGraph back;
+  ASSERT_TRUE(importGraphXml(exportGraphXml(g), &back).isOk());
+  ASSERT_EQ(back.count(NodeKind::kNic), 1);
+  const Node& n = back.node(back.find(NodeKind::kNic).front());
+  EXPECT_EQ(n.linkLayer, "Ethernet");
+  EXPECT_DOUBLE_EQ(n.speedGbps, 200);
 }
 
 }  // namespace

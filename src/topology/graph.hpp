@@ -16,13 +16,14 @@ const char* linkKindName(LinkKind kind);
 
 struct Node {
   NodeKind kind = NodeKind::kCpu;
-  int host = -1;         // index of the host node this belongs to (itself for a host; -1 for the network)
-  std::string name;      // host id, "cpu0", bus id of a PCI device, NIC name
-  std::string busId;     // PCI bus id "dddd:bb:dd.f" when known
-  int cores = 0;         // hardware threads (what affinity masks count) of a kCpu, or of all CPUs of a kHost
-  int numa = -1;         // kCpu: NUMA node index
-  int rank = -1;         // kGpu: the rank NCCL's file assigns, else -1
-  double speedGbps = 0;  // kNic: port speed
+  int host = -1;          // index of the host node this belongs to (itself for a host; -1 for the network)
+  std::string name;       // host id, "cpu0", bus id of a PCI device, NIC name
+  std::string busId;      // PCI bus id "dddd:bb:dd.f" when known
+  int cores = 0;          // hardware threads (what affinity masks count) of a kCpu, or of all CPUs of a kHost
+  int numa = -1;          // kCpu: NUMA node index
+  int rank = -1;          // kGpu: the rank NCCL's file assigns, else -1
+  double speedGbps = 0;   // kNic: port speed
+  std::string linkLayer;  // kNic with an RDMA port: "InfiniBand" or "Ethernet" (RoCE)
 };
 
 struct Link {

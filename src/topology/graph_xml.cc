@@ -36,6 +36,7 @@ std::string exportGraphXml(const SystemGraph& graph) {
     if (n.numa >= 0) e.append_attribute("numa") = n.numa;
     if (n.rank >= 0) e.append_attribute("rank") = n.rank;
     if (n.speedGbps > 0) e.append_attribute("speed_gbps") = n.speedGbps;
+    if (!n.linkLayer.empty()) e.append_attribute("link_layer") = n.linkLayer.c_str();
   }
   for (const Link& l : graph.links()) {
     pugi::xml_node e = root.append_child("link");
@@ -78,6 +79,7 @@ Status importGraphXml(const std::string& text, SystemGraph* graph) {
     CHORUS_TRY(xml::intAttribute(e, "numa", -1, text, &numa));
     CHORUS_TRY(xml::intAttribute(e, "rank", -1, text, &rank));
     CHORUS_TRY(xml::numberAttribute(e, "speed_gbps", 0, text, &n.speedGbps));
+    n.linkLayer = e.attribute("link_layer").as_string();
     if (n.kind != NodeKind::kHost && n.kind != NodeKind::kNetwork &&
         (host < 0 || host >= id || graph->node(static_cast<int>(host)).kind != NodeKind::kHost)) {
       return invalidArgument(xml::describe(e, text) + ": host must name an earlier node of kind host");

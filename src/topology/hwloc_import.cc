@@ -9,6 +9,7 @@
 #include <map>
 
 #include "topology/link_model.hpp"
+#include "topology/rdma_ports.hpp"
 
 #ifdef CHORUS_HAVE_HWLOC
 #include <hwloc.h>
@@ -59,14 +60,13 @@ std::string busIdOf(hwloc_obj_t pci) {
 }
 
 // The NIC's name: its verbs device (mlx5_0), else its network interface (eth0), else its bus id.
-std::string nicName(hwloc_obj_t pci, std::string* interface) {
-  std::string verbs;
+std::string nicName(hwloc_obj_t pci, std::string* verbs, std::string* interface) {
   for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
     if (c->type != HWLOC_OBJ_OS_DEVICE) continue;
-    if (c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && verbs.empty()) verbs = c->name;
+    if (c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && verbs->empty()) *verbs = c->name;
     if (c->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && interface->empty()) *interface = c->name;
   }
-  if (!verbs.empty()) return verbs;
+  if (!verbs->empty()) return *verbs;
   if (!interface->empty()) return *interface;
   return busIdOf(pci);
 }
@@ -159,9 +159,14 @@ class Builder {
       kind = NodeKind::kGpu;
     } else if (isNic(pci)) {
       kind = NodeKind::kNic;
-      std::string interface;
-      n.name = nicName(pci, &interface);
-      if (local_) n.speedGbps = localInterfaceGbps(interface);
+      std::string verbs, interface;
+      n.name = nicName(pci, &verbs, &interface);
+      if (RdmaPort port; local_ && !verbs.empty() && bestActiveRdmaPort(verbs, &port)) {
+        n.speedGbps = port.gbps;
+        n.linkLayer = port.linkLayer;
+      } else if (local_) {
+        n.speedGbps = localInterfaceGbps(interface);
+      }
     } else if (cls == kClassNVSwitch && pci->attr->pcidev.vendor_id == kVendorNvidia) {
       kind = NodeKind::kNvSwitch;
     } else {

@@ -28,6 +28,13 @@ Status localHost(const SystemGraph** out) {
       CHORUS_INFO(kInit, "topology of %s: %d cores, %d NUMA domains, %d GPUs, %d NICs", host.c_str(),
                   graph.node(graph.find(NodeKind::kHost).front()).cores, graph.count(NodeKind::kCpu),
                   graph.count(NodeKind::kGpu), graph.count(NodeKind::kNic));
+      for (int nic : graph.find(NodeKind::kNic)) {
+        const Node& n = graph.node(nic);
+        CHORUS_INFO(
+            kInit, "NIC %s: %s%s%s", n.name.c_str(),
+            n.speedGbps > 0 ? (std::to_string(static_cast<int>(n.speedGbps)) + " Gb/s").c_str() : "speed unknown",
+            n.linkLayer.empty() ? "" : ", ", n.linkLayer.c_str());
+      }
     }
   });
   *out = &graph;
