@@ -47,6 +47,9 @@ void load() {
   find(ucp, "ucp_stream_data_release", &library.stream_data_release);
   find(ucp, "ucp_tag_send_nbx", &library.tag_send_nbx);
   find(ucp, "ucp_tag_recv_nbx", &library.tag_recv_nbx);
+  find(ucp, "ucp_tag_probe_nb", &library.tag_probe_nb);
+  find(ucp, "ucp_ep_print_info", &library.ep_print_info);
+  find(ucp, "ucp_tag_msg_recv_nbx", &library.tag_msg_recv_nbx);
   find(ucs, "ucs_status_string", &library.status_string);
 }
 

@@ -32,6 +32,9 @@ struct UcpLibrary {
   decltype(&::ucp_stream_data_release) stream_data_release;
   decltype(&::ucp_tag_send_nbx) tag_send_nbx;
   decltype(&::ucp_tag_recv_nbx) tag_recv_nbx;
+  decltype(&::ucp_tag_probe_nb) tag_probe_nb;
+  decltype(&::ucp_ep_print_info) ep_print_info;
+  decltype(&::ucp_tag_msg_recv_nbx) tag_msg_recv_nbx;
   decltype(&::ucs_status_string) status_string;
 };
 

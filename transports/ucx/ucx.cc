@@ -28,6 +28,7 @@
 #include "transports/fifo.hpp"
 #include "transports/rdma_device.hpp"
 #include "transports/registry.hpp"
+#include "transports/ucx/tagged_transfers.hpp"
 #include "transports/ucx/ucp_library.hpp"
 
 namespace chorus::transport {
@@ -118,7 +119,8 @@ class UcxConnection final : public Connection {
         rank_(rank),
         peerRank_(peerRank),
         peerPid_(samePid),
-        memory_(Fifo::allocate(2 * Fifo::bytesFor(fifoBytes))) {
+        memory_(Fifo::allocate(2 * Fifo::bytesFor(fifoBytes))),
+        direct_(worker_->worker(), rank, peerRank) {
     out_ = Fifo(memory_, fifoBytes, true);
     in_ = Fifo(static_cast<std::byte*>(memory_) + Fifo::bytesFor(fifoBytes), fifoBytes, true);
   }
@@ -175,6 +177,11 @@ class UcxConnection final : public Connection {
                                             kEndTag | static_cast<uint64_t>(peerRank_), ~uint64_t{0}, &recv);
     if (UCS_PTR_IS_ERR(r)) return remoteError(ucxError("posting the end receive", UCS_PTR_STATUS(r)));
     endRecv_ = r;
+    direct_.start(ep_);
+    zeroCopy_ = ucx::hasZeroCopyLane(ucx::describeEndpoint(ep_));
+    CHORUS_INFO(kTransport, "ucx: rank %d: %s", peerRank_,
+                zeroCopy_ ? "large transfers go zero-copy by UCX's rendezvous"
+                          : "large transfers go on the stream (UCX's rendezvous would go over tcp)");
     return Status::ok();
   }
 
@@ -194,7 +201,7 @@ class UcxConnection final : public Connection {
     if (failure_ != UCS_OK) return Status::ok();
     CHORUS_TRY(postSends(moved));
     reapSends();
-    return Status::ok();
+    return direct_.progress();
   }
 
   Status checkPeer() override {
@@ -224,11 +231,12 @@ class UcxConnection final : public Connection {
   }
 
   const char* transportName() const override { return "ucx"; }
+  DirectTransfers* directTransfers() override { return zeroCopy_ ? &direct_ : nullptr; }
   // Drained means delivered: a completed stream send may still sit in a transport's buffer (UCX's tcp), which a
   // process that ends right after its last call would lose. So once every send completed, one flush of the endpoint
   // must complete too.
   bool sendDrained() override {
-    if (posted_ != produced_ || !pending_.empty()) return false;
+    if (posted_ != produced_ || !pending_.empty() || !direct_.sendsDone()) return false;
     // A peer that said goodbye acknowledges nothing more: what it needed it had (as far as tcp would know).
     if (flushed_ == posted_ || endArrived_) return true;
     if (!flush_) {
@@ -345,6 +353,8 @@ class UcxConnection final : public Connection {
   uint64_t peerEnd_ = 0;    // the peer's: how many bytes it sent in all
   bool endArrived_ = false;
   ucs_status_ptr_t endRecv_ = nullptr;
+  ucx::TaggedTransfers direct_;
+  bool zeroCopy_ = false;  // whether direct_ is offered: UCX reaches the peer without a socket for its bytes
 };
 
 class UcxTransport final : public Transport {
