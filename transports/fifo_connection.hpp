@@ -55,16 +55,7 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   DirectTransfers* directTransfers() override { return direct_ == Direct::kNone ? nullptr : this; }
   Status registerMemory(const void* base, size_t bytes, MemoryType type,
                         std::shared_ptr<const Registration>* out) override {
-    if (type != MemoryType::kHost) {
-      return invalidUsage(std::string(name_) + " reaches host memory only, not " + memoryTypeName(type) + " memory");
-    }
-    auto r = std::make_shared<Registration>();
-    r->base = static_cast<const std::byte*>(base);
-    r->bytes = bytes;
-    r->type = type;
-    r->peerBytes = AddressRange{reinterpret_cast<uint64_t>(base), bytes}.encode();
-    *out = std::move(r);
-    return Status::ok();
+    return addressRangeRegistration(name_, base, bytes, type, out);
   }
   uint64_t post(const Registration&, size_t, size_t bytes) override { return directPosted_ += bytes; }
   uint64_t acked() override { return out_.directAcked(); }

@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
+
+#include "chorus/status.hpp"
 
 namespace chorus::transport {
 
@@ -53,5 +56,20 @@ struct AddressRange {
   /// True when [offset, offset + n) lies inside the range.
   bool holds(uint64_t offset, uint64_t n) const { return offset <= bytes && n <= bytes - offset; }
 };
+
+/// A registration that is only its address range (the transport reaches memory by address, or lets its library
+/// register what it needs): host memory only.
+inline Status addressRangeRegistration(const std::string& transport, const void* base, size_t bytes, MemoryType type,
+                                       std::shared_ptr<const Registration>* out) {
+  if (type != MemoryType::kHost)
+    return invalidUsage(transport + " reaches host memory only, not " + memoryTypeName(type) + " memory");
+  auto r = std::make_shared<Registration>();
+  r->base = static_cast<const std::byte*>(base);
+  r->bytes = bytes;
+  r->type = type;
+  r->peerBytes = AddressRange{reinterpret_cast<uint64_t>(base), bytes}.encode();
+  *out = std::move(r);
+  return Status::ok();
+}
 
 }  // namespace chorus::transport

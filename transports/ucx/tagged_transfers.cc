@@ -65,16 +65,7 @@ Status TaggedTransfers::registerMemory(const void* base, size_t bytes, MemoryTyp
                                        std::shared_ptr<const Registration>* out) {
   // UCX registers what its protocols need itself (and caches it): the region is only the range reads are checked
   // against.
-  if (type != MemoryType::kHost) {
-    return invalidUsage(std::string("ucx reaches host memory only, not ") + memoryTypeName(type) + " memory");
-  }
-  auto r = std::make_shared<Registration>();
-  r->base = static_cast<const std::byte*>(base);
-  r->bytes = bytes;
-  r->type = type;
-  r->peerBytes = AddressRange{reinterpret_cast<uint64_t>(base), bytes}.encode();
-  *out = std::move(r);
-  return Status::ok();
+  return addressRangeRegistration("ucx", base, bytes, type, out);
 }
 
 uint64_t TaggedTransfers::post(const Registration& region, size_t offset, size_t bytes) {
