@@ -20,6 +20,7 @@
 #include "transports/rdma_device.hpp"
 #include "transports/registration_cache.hpp"
 #include "transports/registry.hpp"
+#include "transports/staged_streams.hpp"
 
 namespace chorus::transport {
 namespace {
@@ -144,7 +145,7 @@ struct QueuePairInfo {
   ibv_gid gid{};
 };
 
-class IbConnection final : public Connection, public DirectTransfers {
+class IbConnection final : public StagedStreams, public DirectTransfers {
  public:
   IbConnection(std::shared_ptr<Device> device, size_t fifoBytes, int peerRank)
       : device_(std::move(device)),
@@ -166,8 +167,7 @@ class IbConnection final : public Connection, public DirectTransfers {
     const size_t bytes = 2 * one + kReadChunk * kReadSlots;
     memory_ = Fifo::allocate(bytes);
     if (!memory_) return systemError("ib: out of memory for the FIFOs of rank " + std::to_string(peerRank_));
-    out_ = Fifo(memory_, capacity_, true);
-    in_ = Fifo(static_cast<std::byte*>(memory_) + one, capacity_, true);
+    placeStreams(memory_, capacity_);
     bounce_ = static_cast<std::byte*>(memory_) + 2 * one;
     mr_ = device_->registerRegion(memory_, bytes,
                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
@@ -240,20 +240,9 @@ class IbConnection final : public Connection, public DirectTransfers {
     return Status::ok();
   }
 
-  std::span<std::byte> sendSpace() override { return out_.writable(); }
-  void commitSend(size_t bytes) override {
-    out_.produce(bytes);
-    committed_ += bytes;
-  }
-  std::span<const std::byte> recvData() override { return in_.readable(); }
-  void consumeRecv(size_t bytes) override {
-    in_.consume(bytes);
-    consumed_ += bytes;
-  }
-
   Status progress(bool* moved) override {
     CHORUS_TRY(pollCompletions(moved));
-    for (auto w = writer_.next(committed_); w.bytes > 0; w = writer_.next(committed_)) {
+    for (auto w = writer_.next(produced_); w.bytes > 0; w = writer_.next(produced_)) {
       CHORUS_TRY(postWrite(kDataWrite, out_.data() + w.offset, w.bytes, peer_.ringAddress + w.offset,
                            ib::immediate(ib::ImmediateKind::kData, static_cast<uint32_t>(w.bytes))));
       writer_.posted(w);
@@ -282,7 +271,7 @@ class IbConnection final : public Connection, public DirectTransfers {
     closed_ = true;
   }
   bool sendDrained() override {
-    return writer_.written() == committed_ && writer_.outstanding() == 0 && controlOutstanding_ == 0;
+    return writer_.written() == produced_ && writer_.outstanding() == 0 && controlOutstanding_ == 0;
   }
   bool addPollFds(std::vector<pollfd>*) override { return false; }
   const char* transportName() const override { return "ib"; }
@@ -430,13 +419,11 @@ class IbConnection final : public Connection, public DirectTransfers {
   ibv_mr* mr_ = nullptr;
   ibv_cq* cq_ = nullptr;
   ibv_qp* qp_ = nullptr;
-  Fifo out_, in_;
   std::byte* bounce_ = nullptr;
   QueuePairInfo peer_;
   ib::RingWriter writer_;
   ib::RingReader reader_;
   ib::ReadWindow window_;
-  uint64_t committed_ = 0, consumed_ = 0;
   uint64_t directPosted_ = 0, directAcked_ = 0, ackDue_ = 0;
   uint32_t controlOutstanding_ = 0;
   bool peerClosed_ = false, closed_ = false;

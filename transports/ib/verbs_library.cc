@@ -4,6 +4,8 @@
 
 #include <mutex>
 
+#include "transports/dynamic_symbols.hpp"
+
 namespace chorus::transport::ib {
 namespace {
 
@@ -12,8 +14,7 @@ std::string failure;  // why loading failed, empty when it worked
 
 template <typename F>
 void find(void* handle, const char* name, F* slot) {
-  *slot = reinterpret_cast<F>(dlsym(handle, name));
-  if (!*slot && failure.empty()) failure = std::string("libibverbs has no ") + name;
+  findSymbol(handle, "libibverbs", name, slot, &failure);
 }
 
 void load() {

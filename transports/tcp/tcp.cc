@@ -18,6 +18,7 @@
 #include "core/settings.hpp"
 #include "transports/fifo.hpp"
 #include "transports/registry.hpp"
+#include "transports/staged_streams.hpp"
 #include "transports/tcp/acceptor.hpp"
 
 namespace chorus::transport {
@@ -25,7 +26,7 @@ namespace {
 
 constexpr uint64_t kBlock = 128 << 10;
 
-class TcpConnection final : public Connection, public DirectTransfers {
+class TcpConnection final : public StagedStreams, public DirectTransfers {
  public:
   /// The last of `fds` carries direct transfers; the others the striped stream.
   TcpConnection(std::vector<int> fds, size_t fifoBytes, int peerRank, bool direct)
@@ -36,8 +37,7 @@ class TcpConnection final : public Connection, public DirectTransfers {
     bulkFd_ = fds_.back();
     fds_.pop_back();
     net::setNonBlocking(bulkFd_);
-    out_ = Fifo(memory_, fifoBytes, true);
-    in_ = Fifo(static_cast<std::byte*>(memory_) + Fifo::bytesFor(fifoBytes), fifoBytes, true);
+    placeStreams(memory_, fifoBytes);
     for (size_t k = 0; k < fds_.size(); ++k) {
       net::setNonBlocking(fds_[k]);
       sendCursor_.push_back(k * kBlock);
@@ -49,17 +49,6 @@ class TcpConnection final : public Connection, public DirectTransfers {
     for (int& fd : fds_) net::closeFd(fd);
     net::closeFd(bulkFd_);
     free(memory_);
-  }
-
-  std::span<std::byte> sendSpace() override { return out_.writable(); }
-  void commitSend(size_t bytes) override {
-    out_.produce(bytes);
-    produced_ += bytes;
-  }
-  std::span<const std::byte> recvData() override { return in_.readable(); }
-  void consumeRecv(size_t bytes) override {
-    in_.consume(bytes);
-    consumed_ += bytes;
   }
 
   Status progress(bool* moved) override {
@@ -241,9 +230,8 @@ class TcpConnection final : public Connection, public DirectTransfers {
   std::vector<int> fds_;
   int peerRank_;
   void* memory_;
-  Fifo out_, in_;
   std::vector<uint64_t> sendCursor_, recvCursor_;
-  uint64_t produced_ = 0, freed_ = 0, consumed_ = 0;
+  uint64_t freed_ = 0;
   std::vector<bool> eof_;
   struct DirectSend {
     const std::byte* src;

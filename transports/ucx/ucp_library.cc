@@ -4,17 +4,17 @@
 
 #include <mutex>
 
+#include "transports/dynamic_symbols.hpp"
+
 namespace chorus::transport::ucx {
 namespace {
 
 UcpLibrary library;
 std::string failure;  // why loading failed, empty when it worked
 
-// Looks `name` up in `handle` into `*slot`; records the first failure.
 template <typename F>
 void find(void* handle, const char* name, F* slot) {
-  *slot = reinterpret_cast<F>(dlsym(handle, name));
-  if (!*slot && failure.empty()) failure = std::string("UCX has no ") + name + " (" + dlerror() + ")";
+  findSymbol(handle, "UCX", name, slot, &failure);
 }
 
 void load() {

@@ -28,6 +28,7 @@
 #include "transports/fifo.hpp"
 #include "transports/rdma_device.hpp"
 #include "transports/registry.hpp"
+#include "transports/staged_streams.hpp"
 #include "transports/ucx/tagged_transfers.hpp"
 #include "transports/ucx/ucp_library.hpp"
 
@@ -112,7 +113,7 @@ class UcxWorker {
   std::optional<std::chrono::steady_clock::time_point> closingSince_;
 };
 
-class UcxConnection final : public Connection {
+class UcxConnection final : public StagedStreams {
  public:
   UcxConnection(std::shared_ptr<UcxWorker> worker, size_t fifoBytes, int rank, int peerRank, int samePid)
       : worker_(std::move(worker)),
@@ -121,8 +122,7 @@ class UcxConnection final : public Connection {
         peerPid_(samePid),
         memory_(Fifo::allocate(2 * Fifo::bytesFor(fifoBytes))),
         direct_(worker_->worker(), rank, peerRank) {
-    out_ = Fifo(memory_, fifoBytes, true);
-    in_ = Fifo(static_cast<std::byte*>(memory_) + Fifo::bytesFor(fifoBytes), fifoBytes, true);
+    placeStreams(memory_, fifoBytes);
   }
 
   ~UcxConnection() override {
@@ -184,14 +184,6 @@ class UcxConnection final : public Connection {
                           : "large transfers go on the stream (UCX's rendezvous would go over tcp)");
     return Status::ok();
   }
-
-  std::span<std::byte> sendSpace() override { return out_.writable(); }
-  void commitSend(size_t bytes) override {
-    out_.produce(bytes);
-    produced_ += bytes;
-  }
-  std::span<const std::byte> recvData() override { return in_.readable(); }
-  void consumeRecv(size_t bytes) override { in_.consume(bytes); }
 
   Status progress(bool* moved) override {
     *moved = worker_->progress() || *moved;
@@ -339,10 +331,9 @@ class UcxConnection final : public Connection {
   std::shared_ptr<UcxWorker> worker_;
   int rank_, peerRank_, peerPid_;
   void* memory_;
-  Fifo out_, in_;
   ucp_ep_h ep_ = nullptr;
   ucs_status_t failure_ = UCS_OK;
-  uint64_t produced_ = 0, posted_ = 0, freed_ = 0, received_ = 0;
+  uint64_t posted_ = 0, freed_ = 0, received_ = 0;
   ucs_status_ptr_t flush_ = nullptr;  // the flush under way, of the stream up to flushing_
   uint64_t flushing_ = 0, flushed_ = 0;
   std::deque<PendingSend> pending_;
