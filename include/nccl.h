@@ -2,9 +2,10 @@
  * nccl.h -- the NCCL-compatible C API of chorus.
  *
  * Names, enum values and struct layouts follow NCCL 2.23, so a program written for NCCL compiles against this
- * header and runs on chorus's libnccl.so.2. chorus works on host memory; with CUDA present, cudaStream_t is
- * CUDA's own type, otherwise an opaque pointer of the same shape. Every call on host memory with any stream
- * completes before it returns; inside ncclGroupStart/ncclGroupEnd the work runs at ncclGroupEnd.
+ * header and runs on chorus's libnccl.so.2. With CUDA present, cudaStream_t is CUDA's own type, otherwise an
+ * opaque pointer of the same shape. A call on host memory, with any stream, completes before it returns; a call on
+ * device memory is enqueued on its stream and returns at once. Inside ncclGroupStart/ncclGroupEnd the work starts
+ * at ncclGroupEnd.
  * Additions beyond NCCL 2.23: ncclAlltoAll, ncclGather, ncclScatter (as in NCCL 2.28).
  */
 #ifndef NCCL_H_
@@ -14,12 +15,20 @@
 #include <stddef.h>
 
 #if defined(__CUDACC__) || defined(CUDART_VERSION)
-#include <cuda_runtime.h>
+#define CHORUS_NCCL_WITH_CUDA 1
 #elif defined(__has_include)
 #if __has_include(<cuda_runtime.h>)
+#define CHORUS_NCCL_WITH_CUDA 1
+#endif
+#endif
+
+/* Under CUDA, as NVIDIA's header: CUDA's runtime and its half and bfloat16 types (half, __nv_bfloat16), which
+ * programs written for NCCL take from nccl.h. */
+#ifdef CHORUS_NCCL_WITH_CUDA
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#else
-typedef struct CUstream_st* cudaStream_t;
+#if CUDART_VERSION >= 11000
+#include <cuda_bf16.h>
 #endif
 #else
 typedef struct CUstream_st* cudaStream_t;
@@ -129,7 +138,7 @@ typedef enum {
 
 typedef enum { ncclScalarDevice = 0, ncclScalarHostImmediate = 1 } ncclScalarResidence_t;
 
-/* Memory: on chorus this is page-aligned host memory. */
+/* Device memory where the process sees a GPU (cudaMalloc), else page-aligned host memory. */
 ncclResult_t ncclMemAlloc(void** ptr, size_t size);
 ncclResult_t pncclMemAlloc(void** ptr, size_t size);
 ncclResult_t ncclMemFree(void* ptr);
@@ -174,7 +183,7 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
 ncclResult_t ncclCommCount(const ncclComm_t comm, int* count);
 ncclResult_t pncclCommCount(const ncclComm_t comm, int* count);
-/* chorus ranks have no CUDA device: reports -1. */
+/* The CUDA device current when the communicator was created; -1 without one. */
 ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device);
 ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device);
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank);

@@ -43,6 +43,15 @@ class Backend {
   virtual int ncclVersion() const { return 0; }
   /// Transport or mode shown in the device list ("shm", "vader", "tcp", ...).
   virtual std::string describe() const = 0;
+  /// The CUDA device of local rank `g` when the buffers are device memory, -1 for host buffers.
+  virtual int device(size_t g) const { return -1; }
+  /// Device memory for local rank `g` (ending the process when there is none left), its release, and a copy between
+  /// host and device memory. Only called where device(g) >= 0.
+  virtual char* allocateDevice(size_t g, size_t bytes) { return nullptr; }
+  virtual void freeDevice(char* p) {}
+  virtual void copy(void* dst, const void* src, size_t bytes) {}
+  /// Waits until every launched call completed (device calls return once enqueued on their streams).
+  virtual void synchronize() {}
 };
 
 /// Prints the lines before the device list: `firstLine` (library and version), then nccl-tests' preamble.

@@ -19,6 +19,7 @@
 #include "bootstrap/id_handoff.hpp"
 #include "bootstrap/launcher.hpp"
 #include "core/settings.hpp"
+#include "gpu/runtime.hpp"
 #include "perf/backend.hpp"
 #include "perf/collective.hpp"
 #include "perf/nccl_backend.hpp"
@@ -44,8 +45,15 @@ int runProcess(const Options& o, const Collective& coll, const World& world, con
     printPreamble(first, program, o);
   }
   const int nranks = world.procCount * o.nThreads * o.nGpus;
+  // Decided in each rank's process: CUDA must not start before the ranks are forked.
+  const bool deviceMemory = o.hostMemory == 0 || (o.hostMemory < 0 && gpu::available());
+  if (deviceMemory && !gpu::available()) {
+    fprintf(stderr, "--host_memory 0: no CUDA device here (or chorus was built without CUDA)\n");
+    return 2;
+  }
   auto runThread = [&](int t) {
-    auto backend = makeNcclBackend(world.id, nranks, (world.procRank * o.nThreads + t) * o.nGpus, o.nGpus);
+    auto backend =
+        makeNcclBackend(world.id, nranks, (world.procRank * o.nThreads + t) * o.nGpus, o.nGpus, deviceMemory);
     return runSweep(o, coll, *backend, world.procRank == 0 && t == 0);
   };
   std::vector<int> codes(o.nThreads, 0);

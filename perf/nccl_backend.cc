@@ -10,6 +10,7 @@
 #include "capi/nccl_comm.hpp"
 #include "comm/comm_impl.hpp"
 #include "core/settings.hpp"
+#include "gpu/runtime.hpp"
 #include "perf/data.hpp"
 
 namespace chorus::perf {
@@ -28,17 +29,44 @@ namespace {
 
 class NcclBackend final : public Backend {
  public:
-  NcclBackend(const ncclUniqueId& id, int nranks, int firstRank, int perThread) : nranks_(nranks) {
+  NcclBackend(const ncclUniqueId& id, int nranks, int firstRank, int perThread, bool deviceMemory) : nranks_(nranks) {
     comms_.resize(perThread);
+    for (int g = 0; g < perThread; ++g) ranks_.push_back(firstRank + g);
+    if (deviceMemory) {
+      const int count = gpu::deviceCount();
+      for (int g = 0; g < perThread; ++g) {
+        devices_.push_back(ranks_[g] % count);
+        cudaCheck(gpu::setDevice(devices_[g]));
+        streams_.push_back(nullptr);
+        cudaCheck(gpu::createStream(&streams_[g]));
+      }
+    }
     CHORUS_NCCL_CHECK(ncclGroupStart());
     for (int g = 0; g < perThread; ++g) {
-      ranks_.push_back(firstRank + g);
-      CHORUS_NCCL_CHECK(ncclCommInitRank(&comms_[g], nranks, id, firstRank + g));
+      if (deviceMemory) cudaCheck(gpu::setDevice(devices_[g]));  // the device each communicator is for
+      CHORUS_NCCL_CHECK(ncclCommInitRank(&comms_[g], nranks, id, ranks_[g]));
     }
     CHORUS_NCCL_CHECK(ncclGroupEnd());
   }
   ~NcclBackend() override {
     for (ncclComm_t c : comms_) ncclCommDestroy(c);
+    for (void* s : streams_) gpu::destroyStream(s);
+  }
+
+  int device(size_t g) const override { return devices_.empty() ? -1 : devices_[g]; }
+  char* allocateDevice(size_t g, size_t bytes) override {
+    void* p = nullptr;
+    cudaCheck(gpu::setDevice(devices_[g]));
+    cudaCheck(gpu::allocateDevice(bytes, &p));
+    return static_cast<char*>(p);
+  }
+  void freeDevice(char* p) override { (void)gpu::freeDevice(p); }
+  void copy(void* dst, const void* src, size_t bytes) override { cudaCheck(gpu::copyMemory(dst, src, bytes)); }
+  void synchronize() override {
+    for (size_t g = 0; g < streams_.size(); ++g) {
+      cudaCheck(gpu::setDevice(devices_[g]));
+      cudaCheck(gpu::synchronizeStream(streams_[g]));
+    }
   }
 
   int nranks() const override { return nranks_; }
@@ -93,7 +121,9 @@ class NcclBackend final : public Backend {
     }
     if (comms_.size() > 1) CHORUS_NCCL_CHECK(ncclGroupStart());
     for (size_t g = 0; g < comms_.size(); ++g) {
-      CHORUS_NCCL_CHECK(call(coll.id, p[g], count, type, ops[g], root, comms_[g], ranks_[g]));
+      if (!devices_.empty() && comms_.size() > 1) cudaCheck(gpu::setDevice(devices_[g]));
+      CHORUS_NCCL_CHECK(call(coll.id, p[g], count, type, ops[g], root, comms_[g], ranks_[g],
+                             streams_.empty() ? nullptr : static_cast<cudaStream_t>(streams_[g])));
     }
     if (comms_.size() > 1) CHORUS_NCCL_CHECK(ncclGroupEnd());
     if (op == kMulSum) {
@@ -106,29 +136,29 @@ class NcclBackend final : public Backend {
 
  private:
   ncclResult_t call(CollId id, const Pointers& p, size_t count, ncclDataType_t type, ncclRedOp_t op, int root,
-                    ncclComm_t comm, int rank) {
+                    ncclComm_t comm, int rank, cudaStream_t stream) {
     switch (id) {
       case CollId::kAllReduce:
-        return ncclAllReduce(p.send, p.recv, count, type, op, comm, nullptr);
+        return ncclAllReduce(p.send, p.recv, count, type, op, comm, stream);
       case CollId::kReduceScatter:
-        return ncclReduceScatter(p.send, p.recv, count, type, op, comm, nullptr);
+        return ncclReduceScatter(p.send, p.recv, count, type, op, comm, stream);
       case CollId::kAllGather:
-        return ncclAllGather(p.send, p.recv, count, type, comm, nullptr);
+        return ncclAllGather(p.send, p.recv, count, type, comm, stream);
       case CollId::kAlltoAll:
-        return ncclAlltoAll(p.send, p.recv, count, type, comm, nullptr);
+        return ncclAlltoAll(p.send, p.recv, count, type, comm, stream);
       case CollId::kBroadcast:
-        return ncclBroadcast(p.send, p.recv, count, type, root, comm, nullptr);
+        return ncclBroadcast(p.send, p.recv, count, type, root, comm, stream);
       case CollId::kReduce:
-        return ncclReduce(p.send, p.recv, count, type, op, root, comm, nullptr);
+        return ncclReduce(p.send, p.recv, count, type, op, root, comm, stream);
       case CollId::kGather:
-        return ncclGather(p.send, p.recv, count, type, root, comm, nullptr);
+        return ncclGather(p.send, p.recv, count, type, root, comm, stream);
       case CollId::kScatter:
-        return ncclScatter(p.send, p.recv, count, type, root, comm, nullptr);
+        return ncclScatter(p.send, p.recv, count, type, root, comm, stream);
       case CollId::kSendRecv: {
         // A ring: send to rank+1, receive from rank-1, in one group.
         ncclResult_t res = ncclGroupStart();
-        if (res == ncclSuccess) res = ncclSend(p.send, count, type, (rank + 1) % nranks_, comm, nullptr);
-        if (res == ncclSuccess) res = ncclRecv(p.recv, count, type, (rank - 1 + nranks_) % nranks_, comm, nullptr);
+        if (res == ncclSuccess) res = ncclSend(p.send, count, type, (rank + 1) % nranks_, comm, stream);
+        if (res == ncclSuccess) res = ncclRecv(p.recv, count, type, (rank - 1 + nranks_) % nranks_, comm, stream);
         ncclResult_t end = ncclGroupEnd();
         return res != ncclSuccess ? res : end;
       }
@@ -136,16 +166,26 @@ class NcclBackend final : public Backend {
     return ncclInternalError;
   }
 
+  // A CUDA failure ends the process as an NCCL one does.
+  static void cudaCheck(const Status& st) {
+    if (st.isOk()) return;
+    fprintf(stderr, "chorus perf: %s\n", st.message().c_str());
+    _exit(3);
+  }
+
   int nranks_;
   std::vector<int> ranks_;
+  std::vector<int> devices_;    // per local rank, with device memory
+  std::vector<void*> streams_;  // the same
   std::vector<ncclComm_t> comms_;
   std::vector<ncclRedOp_t> ops_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> makeNcclBackend(const ncclUniqueId& id, int nranks, int firstRank, int perThread) {
-  return std::make_unique<NcclBackend>(id, nranks, firstRank, perThread);
+std::unique_ptr<Backend> makeNcclBackend(const ncclUniqueId& id, int nranks, int firstRank, int perThread,
+                                         bool deviceMemory) {
+  return std::make_unique<NcclBackend>(id, nranks, firstRank, perThread, deviceMemory);
 }
 
 }  // namespace chorus::perf

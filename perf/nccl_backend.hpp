@@ -9,8 +9,10 @@
 namespace chorus::perf {
 
 /// Creates the communicators of this thread's `perThread` ranks (inside one group, as nccl-tests does) and
-/// ends the process with a message when that fails.
-std::unique_ptr<Backend> makeNcclBackend(const ncclUniqueId& id, int nranks, int firstRank, int perThread);
+/// ends the process with a message when that fails. With `deviceMemory`, rank r works on CUDA device
+/// r % (devices), on a stream of its own.
+std::unique_ptr<Backend> makeNcclBackend(const ncclUniqueId& id, int nranks, int firstRank, int perThread,
+                                         bool deviceMemory);
 
 /// Ends the process the way nccl-tests does on an NCCL error (exit code 3, 4 for a timeout).
 [[noreturn]] void ncclFailure(ncclResult_t result, int line);

@@ -80,6 +80,7 @@ void printUsage(const char* program) {
       "\t[-K,--per_iter_skip <K> leave the first K iterations out of -I] (default 0)\n"
       "\t[-J,--output_file <FILE.json> nccl-tests' JSON report, written by rank 0]\n"
       "\t[--nprocs <N> fork N local processes, one rank each (chorus)]\n"
+      "\t[--host_memory <0/1> 1: host buffers, 0: device buffers] (default: device buffers where a GPU is)\n"
       "\t[-p -y -G -R -x -D -V -M: GPU options, accepted and ignored on host memory]\n"
       "\t[--version]\n"
       "\t[-h,--help]\n"
@@ -124,6 +125,7 @@ int parseOptions(int argc, char** argv, Options* o) {
                                        {"per_iter_timing", required_argument, 0, 'I'},
                                        {"per_iter_skip", required_argument, 0, 'K'},
                                        {"nprocs", required_argument, 0, 'P'},
+                                       {"host_memory", required_argument, 0, 'H'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   int c;
@@ -215,6 +217,9 @@ int parseOptions(int argc, char** argv, Options* o) {
       case 'P':
         o->nprocs = toInt(optarg);
         o->nprocsGiven = true;
+        break;
+      case 'H':
+        o->hostMemory = toInt(optarg);
         break;
       case 'J':
         o->jsonFile = optarg;

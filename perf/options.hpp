@@ -32,6 +32,7 @@ struct Options {
   int perIterTiming = 0;          // -I: time every iteration and add i_min i_max i_p99 i_cv% to each half
   int perIterSkip = 0;            // -K: leave the first K iterations out of the -I summary
   std::vector<std::string> args;  // the command line as given, for the JSON report
+  int hostMemory = -1;            // --host_memory: 1 host buffers, 0 device buffers, -1 device where a GPU is
   int nprocs = 0;                 // --nprocs: fork this many local processes
   bool nprocsGiven = false;
   std::vector<std::string> ignored;  // accepted flags that mean nothing on host memory

@@ -36,11 +36,16 @@ std::string fit(double v, int width, int most = 2) {
   return buf;
 }
 
+// A local rank's buffers. On device memory, send and recv are the host copies the data is filled into and checked
+// in, and deviceSend and deviceRecv what the calls get.
 struct RankBuffers {
   int rank = 0;
+  int device = -1;
   char* send = nullptr;
   char* recv = nullptr;
   char* expected = nullptr;
+  char* deviceSend = nullptr;
+  char* deviceRecv = nullptr;
 };
 
 class Runner {
@@ -53,6 +58,8 @@ class Runner {
       free(r.send);
       free(r.recv);
       free(r.expected);
+      if (r.deviceSend) backend_.freeDevice(r.deviceSend);
+      if (r.deviceRecv) backend_.freeDevice(r.deviceRecv);
     }
   }
 
@@ -130,16 +137,34 @@ class Runner {
     }
     const size_t pad = 8 * static_cast<size_t>(opt_.unalign) + 64;
     auto page = [](size_t bytes) { return static_cast<char*>(aligned_alloc(4096, (bytes + 4095) & ~size_t{4095})); };
+    bufferBytes_ = maxElems + pad;
     for (int rank : backend_.localRanks()) {
       RankBuffers r;
       r.rank = rank;
+      r.device = backend_.device(ranks_.size());
       r.send = page(maxElems + pad);
       r.recv = page(maxElems + pad);
       r.expected = page(maxRecv + pad);
       memset(r.send, 0, maxElems + pad);
       memset(r.recv, 0, maxElems + pad);
+      if (r.device >= 0) {
+        r.deviceSend = backend_.allocateDevice(ranks_.size(), maxElems + pad);
+        r.deviceRecv = backend_.allocateDevice(ranks_.size(), maxElems + pad);
+        backend_.copy(r.deviceSend, r.send, maxElems + pad);
+        backend_.copy(r.deviceRecv, r.recv, maxElems + pad);
+      }
       ranks_.push_back(r);
     }
+  }
+
+  // What the call gets for host pointers `p` of `r`: themselves, or the same places in the device buffers.
+  Pointers onDevice(const RankBuffers& r, Pointers p) const {
+    if (!r.deviceSend) return p;
+    auto move = [&](const char* q) -> char* {
+      if (q >= r.send && q < r.send + bufferBytes_) return r.deviceSend + (q - r.send);
+      return r.deviceRecv + (q - r.recv);
+    };
+    return {move(p.send), move(p.recv)};
   }
 
   void printDevices() {
@@ -149,8 +174,9 @@ class Runner {
     std::vector<std::string> mine;
     for (int rank : backend_.localRanks()) {
       char line[256];
-      snprintf(line, sizeof(line), "#  Rank %2d Group  0 Pid %6d on %10s device %2d [host memory] %s", rank, getpid(),
-               host, -1, backend_.describe().c_str());
+      const int device = backend_.device(mine.size());
+      snprintf(line, sizeof(line), "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s", rank, getpid(), host,
+               device, device >= 0 ? "device memory" : "host memory", backend_.describe().c_str());
       mine.push_back(line);
     }
     std::vector<std::string> all = backend_.gatherLines(mine);
@@ -223,8 +249,13 @@ class Runner {
   void launchAll(int typeIndex, int op, int root, const Counts& c, bool inPlace) {
     const ncclDataType_t type = kTypes[typeIndex];
     ptrs_.clear();  // a member: no allocation inside the timed loop
-    for (const auto& r : ranks_) ptrs_.push_back(pointers(r, inPlace, c, typeSize(type)));
+    for (const auto& r : ranks_) ptrs_.push_back(onDevice(r, pointers(r, inPlace, c, typeSize(type))));
     backend_.launch(coll_, ptrs_, c.paramCount, type, op, root < 0 ? 0 : root);
+  }
+
+  // The bytes of each buffer a call of counts `c` can touch, unaligned start included.
+  size_t usedBytes(const Counts& c, size_t e) const {
+    return std::min(bufferBytes_, std::max(c.sendCount, c.recvCount) * e + 8 * static_cast<size_t>(opt_.unalign) + 64);
   }
 
   // Fills inputs and expected results. Recv regions start zeroed.
@@ -237,13 +268,20 @@ class Runner {
       FillArgs a{r.rank, nranks_, root < 0 ? 0 : root,       op,        c.paramCount,
                  type,   seed,    const_cast<char*>(p.send), r.expected};
       if (!coll_.fill(a)) memcpy(r.expected, p.recv, c.recvCount * e);
+      if (r.deviceSend) {
+        const size_t used = usedBytes(c, e);
+        backend_.copy(r.deviceSend, r.send, used);
+        backend_.copy(r.deviceRecv, r.recv, used);
+      }
     }
   }
 
   size_t verify(int typeIndex, const Counts& c, bool inPlace) {
     const ncclDataType_t type = kTypes[typeIndex];
     size_t wrong = 0;
+    backend_.synchronize();
     for (auto& r : ranks_) {
+      if (r.deviceRecv) backend_.copy(r.recv, r.deviceRecv, usedBytes(c, typeSize(type)));
       Pointers p = pointers(r, inPlace, c, typeSize(type));
       wrong += countMismatches(p.recv, r.expected, c.recvCount, type);
     }
@@ -273,15 +311,18 @@ class Runner {
     if (perIter) iterationEnds_.assign(opt_.iters, {});
     if (opt_.check > 0) prepare(typeIndex, op, root, c, inPlace, 99);
     launchAll(typeIndex, op, root, c, inPlace);  // untimed
+    backend_.synchronize();
     barrier();
     const auto start = std::chrono::steady_clock::now();
     for (int it = 0; it < opt_.iters; ++it) {
       if (opt_.aggIters > 1) backend_.aggregateStart();
       for (int a = 0; a < opt_.aggIters; ++a) launchAll(typeIndex, op, root, c, inPlace);
       if (opt_.aggIters > 1) backend_.aggregateEnd();
+      if (opt_.blocking == 1 || perIter) backend_.synchronize();
       if (opt_.blocking == 1) barrier();
       if (perIter) iterationEnds_[it] = std::chrono::steady_clock::now();
     }
+    backend_.synchronize();
     const auto end = std::chrono::steady_clock::now();
     const double perOp = 1.0 / (static_cast<double>(opt_.iters) * opt_.aggIters);
     half.timeUs = combineTime(std::chrono::duration<double, std::micro>(end - start).count() * perOp);
@@ -332,6 +373,7 @@ class Runner {
     for (size_t size = opt_.minBytes; size <= opt_.maxBytes; size = size ? size * 2 : 1) {
       Counts c = coll_.counts(size, nranks_, e);
       for (int w = 0; w < opt_.warmupIters; ++w) launchAll(typeIndex, op, root, c, false);
+      backend_.synchronize();
       if (size == opt_.maxBytes || size == 0) break;
     }
     for (size_t size = opt_.minBytes; size <= opt_.maxBytes;) {
@@ -384,6 +426,7 @@ class Runner {
   bool printer_;
   int nranks_;
   std::vector<RankBuffers> ranks_;
+  size_t bufferBytes_ = 0;  // of each send and recv buffer
   std::vector<Pointers> ptrs_;
   uint64_t seed_ = 1000;
   double bwSum_ = 0;

@@ -27,13 +27,17 @@ enum class RedOpKind : int { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kAvg = 4, 
 struct RedOp {
   RedOpKind kind = RedOpKind::kSum;
   double scalar = 1.0;
+  /// kPreMulSum on device buffers only: the scalar is read from this device address when the stream reaches the
+  /// call (NCCL's ncclScalarDevice), instead of `scalar`.
+  const void* scalarOnDevice = nullptr;
 
-  static RedOp sum() { return {RedOpKind::kSum, 1.0}; }
-  static RedOp prod() { return {RedOpKind::kProd, 1.0}; }
-  static RedOp max() { return {RedOpKind::kMax, 1.0}; }
-  static RedOp min() { return {RedOpKind::kMin, 1.0}; }
-  static RedOp avg() { return {RedOpKind::kAvg, 1.0}; }
+  static RedOp sum() { return {RedOpKind::kSum}; }
+  static RedOp prod() { return {RedOpKind::kProd}; }
+  static RedOp max() { return {RedOpKind::kMax}; }
+  static RedOp min() { return {RedOpKind::kMin}; }
+  static RedOp avg() { return {RedOpKind::kAvg}; }
   static RedOp preMulSum(double s) { return {RedOpKind::kPreMulSum, s}; }
+  static RedOp preMulSumOnDevice(const void* scalar) { return {RedOpKind::kPreMulSum, 1.0, scalar}; }
 };
 
 /// Size in bytes of one element; 0 for an invalid type.

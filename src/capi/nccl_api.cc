@@ -9,10 +9,13 @@
 
 #include "bootstrap/id_layout.hpp"
 #include "capi/nccl_comm.hpp"
+#include "chorus/stream.hpp"
 #include "chorus/version.hpp"
 #include "comm/comm_impl.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
+#include "gpu/runtime.hpp"
+#include "kernels/element_value.hpp"
 
 using chorus::DataType;
 using chorus::RedOp;
@@ -129,6 +132,8 @@ Status checkType(ncclDataType_t t, const char* fn) {
   return Status::ok();
 }
 
+DataType dt(ncclDataType_t t) { return static_cast<DataType>(t); }
+
 Status resolveOp(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t type, const char* fn, RedOp* out) {
   int v = static_cast<int>(op);
   if (v >= 0 && v < ncclNumOps) {
@@ -144,12 +149,15 @@ Status resolveOp(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t type, const cha
   if (p.datatype != type) {
     return chorus::invalidArgument(std::string(fn) + ": PreMulSum op was created for another datatype");
   }
-  double scalar = p.residence == ncclScalarHostImmediate ? p.immediate : chorus::capi::scalarValue(p.pointer, type);
-  *out = RedOp::preMulSum(scalar);
+  if (p.residence == ncclScalarHostImmediate) {
+    *out = RedOp::preMulSum(p.immediate);
+  } else if (chorus::gpu::memoryTypeOf(p.pointer) == chorus::gpu::MemoryType::kHost) {
+    *out = RedOp::preMulSum(chorus::kernels::elementAsDouble(p.pointer, dt(type)));  // read at each call
+  } else {
+    *out = RedOp::preMulSumOnDevice(p.pointer);  // read when the stream reaches the call
+  }
   return Status::ok();
 }
-
-DataType dt(ncclDataType_t t) { return static_cast<DataType>(t); }
 
 // Copies a user config by its declared size (older, smaller structs work) and checks its magic.
 Status readConfig(const ncclConfig_t* config, ncclConfig_t* out) {
@@ -176,6 +184,7 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int r
   memcpy(uid.bytes.data(), id.internal, sizeof(id.internal));
   auto* comm = new ncclComm();
   comm->blocking = cfg.blocking != 0;
+  comm->cudaDevice = chorus::gpu::currentDevice();
   Status st = chorus::Communicator::create(uid, nranks, rank, &comm->comm, chorus::CommConfig{comm->blocking});
   if (st.code() == chorus::ErrorCode::kInProgress) {
     *out = comm;  // nonblocking: the init runs on the communicator's thread, ncclCommGetAsyncError tells its end
@@ -199,6 +208,8 @@ extern "C" {
 ncclResult_t pncclMemAlloc(void** ptr, size_t size) try {
   if (!ptr) return report(chorus::invalidArgument("ncclMemAlloc: ptr is NULL"));
   if (size > static_cast<size_t>(PTRDIFF_MAX)) return report(chorus::systemError("ncclMemAlloc: out of memory"));
+  // As NCCL's: device memory where there is a GPU; page-aligned host memory otherwise.
+  if (chorus::gpu::available()) return report(chorus::gpu::allocateDevice(size, ptr).withContext("ncclMemAlloc"));
   *ptr = aligned_alloc(4096, (size + 4095) & ~static_cast<size_t>(4095));
   if (!*ptr && size > 0) return report(chorus::systemError("ncclMemAlloc: out of memory"));
   return ncclSuccess;
@@ -206,6 +217,9 @@ ncclResult_t pncclMemAlloc(void** ptr, size_t size) try {
 CHORUS_CATCH("ncclMemAlloc")
 
 ncclResult_t pncclMemFree(void* ptr) try {
+  if (chorus::gpu::memoryTypeOf(ptr) != chorus::gpu::MemoryType::kHost) {
+    return report(chorus::gpu::freeDevice(ptr).withContext("ncclMemFree"));
+  }
   free(ptr);
   return ncclSuccess;
 }
@@ -250,7 +264,7 @@ ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myra
 }
 CHORUS_CATCH("ncclCommInitRankScalable")
 
-ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int*) try {
+ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) try {
   if (!comms) return report(chorus::invalidArgument("ncclCommInitAll: comms is NULL"));
   if (ndev < 1) return report(chorus::invalidArgument("ncclCommInitAll: ndev " + std::to_string(ndev) + " < 1"));
   std::vector<std::unique_ptr<chorus::Communicator>> local;
@@ -259,6 +273,7 @@ ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int*) try {
   for (int i = 0; i < ndev; ++i) {
     comms[i] = new ncclComm();
     comms[i]->comm = std::move(local[i]);
+    comms[i]->cudaDevice = devlist ? devlist[i] : chorus::gpu::available() ? i : -1;
   }
   return ncclSuccess;
 }
@@ -294,6 +309,7 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
   if (child) {
     *newcomm = new ncclComm();
     (*newcomm)->comm = std::move(child);
+    (*newcomm)->cudaDevice = comm->cudaDevice;
     (*newcomm)->blocking = config ? cfg.blocking != 0 : comm->blocking;
   }
   return ncclSuccess;
@@ -353,7 +369,7 @@ CHORUS_CATCH("ncclCommCount")
 ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) try {
   CHORUS_ENTER_SHARED(comm, "ncclCommCuDevice");
   if (!device) return report(chorus::invalidArgument("ncclCommCuDevice: device is NULL"));
-  *device = -1;
+  *device = comm->cudaDevice;
   return ncclSuccess;
 }
 CHORUS_CATCH("ncclCommCuDevice")
@@ -388,7 +404,9 @@ ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTy
   if (residence != ncclScalarDevice && residence != ncclScalarHostImmediate) {
     return report(chorus::invalidArgument("ncclRedOpCreatePreMulSum: invalid residence"));
   }
-  ncclComm::PreMulOp p{true, datatype, residence, chorus::capi::scalarValue(scalar, datatype), scalar};
+  const double immediate =
+      residence == ncclScalarHostImmediate ? chorus::kernels::elementAsDouble(scalar, dt(datatype)) : 1.0;
+  ncclComm::PreMulOp p{true, datatype, residence, immediate, scalar};
   std::lock_guard<std::mutex> lock(comm->mutex);
   size_t index = 0;
   while (index < comm->preMulOps.size() && comm->preMulOps[index].inUse) ++index;
@@ -421,7 +439,8 @@ CHORUS_CATCH("ncclRedOpDestroy")
   } while (0)
 
 ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
-                            ncclComm_t comm, cudaStream_t) try {
+                            ncclComm_t comm, cudaStream_t stream) try {
+  chorus::StreamScope streamScope(stream);
   CHORUS_ENTER_OWNER(comm, "ncclAllReduce");
   CHORUS_CHECK(checkType(datatype, "ncclAllReduce"));
   RedOp o;
@@ -431,7 +450,8 @@ ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, 
 CHORUS_CATCH("ncclAllReduce")
 
 ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
-                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t) try {
+                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) try {
+  chorus::StreamScope streamScope(stream);
   CHORUS_ENTER_OWNER(comm, "ncclReduceScatter");
   CHORUS_CHECK(checkType(datatype, "ncclReduceScatter"));
   RedOp o;
@@ -441,7 +461,8 @@ ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t rec
 CHORUS_CATCH("ncclReduceScatter")
 
 ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
-                         int root, ncclComm_t comm, cudaStream_t) try {
+                         int root, ncclComm_t comm, cudaStream_t stream) try {
+  chorus::StreamScope streamScope(stream);
   CHORUS_ENTER_OWNER(comm, "ncclReduce");
   CHORUS_CHECK(checkType(datatype, "ncclReduce"));
   RedOp o;
@@ -451,7 +472,8 @@ ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncc
 CHORUS_CATCH("ncclReduce")
 
 ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
-                            ncclComm_t comm, cudaStream_t) try {
+                            ncclComm_t comm, cudaStream_t stream) try {
+  chorus::StreamScope streamScope(stream);
   CHORUS_ENTER_OWNER(comm, "ncclAllGather");
   CHORUS_CHECK(checkType(datatype, "ncclAllGather"));
   return report(comm->comm->allGather(sendbuff, recvbuff, sendcount, dt(datatype)));
@@ -459,7 +481,8 @@ ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcou
 CHORUS_CATCH("ncclAllGather")
 
 ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                            ncclComm_t comm, cudaStream_t) try {
+                            ncclComm_t comm, cudaStream_t stream) try {
+  chorus::StreamScope streamScope(stream);
   CHORUS_ENTER_OWNER(comm, "ncclBroadcast");
   CHORUS_CHECK(checkType(datatype, "ncclBroadcast"));
   return report(comm->comm->broadcast(sendbuff, recvbuff, count, dt(datatype), root));
@@ -473,7 +496,8 @@ ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int r
 CHORUS_CATCH("ncclBcast")
 
 ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
-                           cudaStream_t) try {
+                           cudaStream_t stream) try {
+  chorus::StreamScope streamScope(stream);
   CHORUS_ENTER_OWNER(comm, "ncclAlltoAll");
   CHORUS_CHECK(checkType(datatype, "ncclAlltoAll"));
   return report(comm->comm->alltoAll(sendbuff, recvbuff, count, dt(datatype)));
@@ -481,7 +505,8 @@ ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, n
 CHORUS_CATCH("ncclAlltoAll")
 
 ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                         ncclComm_t comm, cudaStream_t) try {
+                         ncclComm_t comm, cudaStream_t stream) try {
+  chorus::StreamScope streamScope(stream);
   CHORUS_ENTER_OWNER(comm, "ncclGather");
   CHORUS_CHECK(checkType(datatype, "ncclGather"));
   return report(comm->comm->gather(sendbuff, recvbuff, count, dt(datatype), root));
@@ -489,7 +514,8 @@ ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncc
 CHORUS_CATCH("ncclGather")
 
 ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                          ncclComm_t comm, cudaStream_t) try {
+                          ncclComm_t comm, cudaStream_t stream) try {
+  chorus::StreamScope streamScope(stream);
   CHORUS_ENTER_OWNER(comm, "ncclScatter");
   CHORUS_CHECK(checkType(datatype, "ncclScatter"));
   return report(comm->comm->scatter(sendbuff, recvbuff, count, dt(datatype), root));
@@ -497,7 +523,8 @@ ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, nc
 CHORUS_CATCH("ncclScatter")
 
 ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-                       cudaStream_t) try {
+                       cudaStream_t stream) try {
+  chorus::StreamScope streamScope(stream);
   CHORUS_ENTER_OWNER(comm, "ncclSend");
   CHORUS_CHECK(checkType(datatype, "ncclSend"));
   return report(comm->comm->send(sendbuff, count, dt(datatype), peer));
@@ -505,7 +532,8 @@ ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t dataty
 CHORUS_CATCH("ncclSend")
 
 ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-                       cudaStream_t) try {
+                       cudaStream_t stream) try {
+  chorus::StreamScope streamScope(stream);
   CHORUS_ENTER_OWNER(comm, "ncclRecv");
   CHORUS_CHECK(checkType(datatype, "ncclRecv"));
   return report(comm->comm->recv(recvbuff, count, dt(datatype), peer));

@@ -22,6 +22,7 @@ struct ncclComm {
   std::unique_ptr<chorus::Communicator> comm;
   bool finalized = false;
   bool blocking = true;
+  int cudaDevice = -1;  // the caller's CUDA device at init (ncclCommCuDevice), -1 without one
 
   /// A PreMulSum op: the scalar, where it lives, and the datatype it was made for.
   struct PreMulOp {
@@ -34,10 +35,3 @@ struct ncclComm {
   std::vector<PreMulOp> preMulOps;  // ncclRedOp_t value = ncclNumOps + index
   std::mutex mutex;
 };
-
-namespace chorus::capi {
-
-/// Reads one element of `datatype` at `p` as a double (PreMulSum scalars).
-double scalarValue(const void* p, ncclDataType_t datatype);
-
-}  // namespace chorus::capi

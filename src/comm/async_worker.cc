@@ -11,11 +11,12 @@ AsyncWorker::~AsyncWorker() {
   if (thread_.joinable()) thread_.join();
 }
 
-Request AsyncWorker::submit(std::function<Status()> work) {
+Request AsyncWorker::submit(std::function<Status()> work, Kind kind) {
   auto state = std::make_shared<detail::RequestState>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back({std::move(work), state});
+    queue_.push_back({std::move(work), state, kind});
+    if (kind == kForeground) ++foreground_;
     used_.store(true, std::memory_order_release);
     if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
   }
@@ -29,9 +30,9 @@ void AsyncWorker::drain() {
   cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }
 
-bool AsyncWorker::idle() const {
+bool AsyncWorker::idle(Kind kind) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return queue_.empty() && !busy_;
+  return kind == kForeground ? foreground_ == 0 : queue_.empty() && !busy_;
 }
 
 Status AsyncWorker::firstError() const {
@@ -57,6 +58,7 @@ void AsyncWorker::loop() {
     item.state->cv.notify_all();
     lock.lock();
     if (!st.isOk() && firstError_.isOk()) firstError_ = st;
+    if (item.kind == kForeground) --foreground_;
     busy_ = false;
     cv_.notify_all();
   }

@@ -25,12 +25,15 @@ struct RequestState {
 class AsyncWorker {
  public:
   ~AsyncWorker();
+  /// Foreground work is what a caller waits for through idle(kForeground); background work (a stream's share of a
+  /// call that already returned) is not.
+  enum Kind { kForeground, kBackground };
   /// Queues `work`; the thread starts on first use.
-  Request submit(std::function<Status()> work);
+  Request submit(std::function<Status()> work, Kind kind = kForeground);
   /// Waits until everything submitted so far has run.
   void drain();
-  /// True when nothing submitted is queued or running.
-  bool idle() const;
+  /// True when no work of `kind` (kBackground: of any kind) is queued or running.
+  bool idle(Kind kind = kBackground) const;
   Status firstError() const;
 
  private:
@@ -38,11 +41,13 @@ class AsyncWorker {
   struct Item {
     std::function<Status()> work;
     std::shared_ptr<detail::RequestState> state;
+    Kind kind;
   };
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
   bool busy_ = false;
+  int foreground_ = 0;             // foreground items queued or running
   std::atomic<bool> used_{false};  // lets drain() skip the lock for communicators that never went async
   bool stopping_ = false;
   Status firstError_;

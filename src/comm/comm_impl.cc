@@ -125,7 +125,8 @@ Status CommImpl::asyncError() const {
   }
   Status queued = worker_.firstError();
   if (!queued.isOk()) return queued;
-  if (!blocking_ && !worker_.idle()) return {ErrorCode::kInProgress, "queued work is still running"};
+  if (!blocking_ && !worker_.idle(AsyncWorker::kForeground))
+    return {ErrorCode::kInProgress, "queued work is still running"};
   return Status::ok();
 }
 
@@ -449,6 +450,18 @@ Request CommImpl::submit(Operation op) {
     std::lock_guard<std::mutex> lock(executionMutex_);
     return runLogged(ops);
   });
+}
+
+Request CommImpl::submitOnStream(std::vector<Operation> ops, std::function<Status(std::vector<Operation>*)> ready) {
+  return worker_.submit(
+      [this, ops = std::move(ops), ready = std::move(ready)]() mutable {
+        std::lock_guard<std::mutex> lock(executionMutex_);
+        Status st = ready(&ops);
+        // The peers run this call anyway: a rank that cannot must tell them at once rather than let them time out.
+        if (!st.isOk()) return failCall(st.withContext(algo::collName(ops.front().type)));
+        return runLogged(ops);
+      },
+      AsyncWorker::kBackground);
 }
 
 Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {

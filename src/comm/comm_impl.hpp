@@ -57,6 +57,11 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Runs one operation in the calling thread, after any queued async work.
   Status execute(Operation op);
   Request submit(Operation op);
+  /// Queues `ops` (on host buffers) behind the communicator's other work, to run once `ready` returned ok (it may
+  /// still complete the operations, with what only then is known): the
+  /// stream half of a call on device buffers (gpu/stream_calls.hpp). Unlike submit(), such work does not make a
+  /// nonblocking communicator's asyncError() report kInProgress: the call was complete once enqueued.
+  Request submitOnStream(std::vector<Operation> ops, std::function<Status(std::vector<Operation>*)> ready);
 
   /// Deterministic mode on or off (tuner::Selector::deterministic); the same on every rank.
   void setDeterministic(bool on);
@@ -70,6 +75,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
 
   void abort();
   bool aborted() const { return aborted_.load(); }
+  const std::atomic<bool>* abortFlag() const { return &aborted_; }
   /// The first failure of any call, kInProgress while a nonblocking communicator has queued work, else ok.
   Status asyncError() const;
   /// Keeps the first failure that leaves this communicator unusable (peer death, timeout, abort), for asyncError();

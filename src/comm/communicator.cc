@@ -4,6 +4,8 @@
 #include "comm/comm_impl.hpp"
 #include "comm/group.hpp"
 #include "core/log.hpp"
+#include "gpu/runtime.hpp"
+#include "gpu/stream_calls.hpp"
 
 namespace chorus {
 
@@ -154,10 +156,13 @@ Status run(CommImpl& impl, Operation op) {
   // their size check catches a peer that expects data.
   const bool p2p = op.type == CollType::kSend || op.type == CollType::kRecv;
   if (op.count == 0 && !p2p && op.type != CollType::kAlltoAllv) return Status::ok();
+  CHORUS_TRY(gpu::placeOperation(&op, impl.rank(), impl.size()));
   if (group::active()) {
     group::deferOperation(&impl, std::move(op));
     return Status::ok();
   }
+  // Device buffers: enqueued on the caller's stream, complete (as NCCL's calls are) once enqueued.
+  if (op.onDevice) return gpu::enqueueOnStream(impl, {std::move(op)});
   if (!impl.blocking()) {
     (void)impl.submit(std::move(op));
     return {ErrorCode::kInProgress, "queued on the communicator's thread"};
@@ -170,7 +175,10 @@ Request runAsync(CommImpl& impl, Operation op) {
   Status st = !call.entered()                          ? remoteError("the communicator was aborted")
               : impl.initialized() || !impl.blocking() ? validate(op, impl.rank(), impl.size())
                                                        : invalidUsage("not initialized");
-  if (!st.isOk()) {
+  if (st.isOk()) st = gpu::placeOperation(&op, impl.rank(), impl.size());
+  // Device buffers: the call is complete once enqueued on its stream, as the blocking one is.
+  if (st.isOk() && op.onDevice) st = gpu::enqueueOnStream(impl, {op});
+  if (!st.isOk() || op.onDevice) {
     auto state = std::make_shared<detail::RequestState>();
     state->done = true;
     state->status = st;

@@ -7,6 +7,7 @@
 
 #include "chorus/communicator.hpp"
 #include "core/log.hpp"
+#include "gpu/stream_calls.hpp"
 
 namespace chorus {
 namespace {
@@ -33,6 +34,25 @@ Status runInits(std::vector<std::function<Status()>>& inits) {
   return Status::ok();
 }
 
+// A communicator's operations of a group on device buffers go to their streams together, as one call.
+Status enqueueDeviceOperations(std::vector<CommImpl*>& comms, std::map<CommImpl*, std::vector<Operation>>& byComm) {
+  std::vector<CommImpl*> onHost;
+  for (CommImpl* c : comms) {
+    const std::vector<Operation>& ops = byComm[c];
+    const size_t device = std::count_if(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; });
+    if (device == 0) {
+      onHost.push_back(c);
+    } else if (device < ops.size()) {
+      return invalidArgument("a group's calls on one communicator mix host and device buffers (rank " +
+                             std::to_string(c->rank()) + "); they must all be one or the other");
+    } else {
+      CHORUS_TRY(gpu::enqueueOnStream(*c, ops));
+    }
+  }
+  comms = std::move(onHost);
+  return Status::ok();
+}
+
 Status runOperations(std::vector<std::pair<std::shared_ptr<CommImpl>, Operation>>& queued) {
   // One execution per communicator, holding its operations in call order.
   std::vector<CommImpl*> comms;
@@ -41,6 +61,8 @@ Status runOperations(std::vector<std::pair<std::shared_ptr<CommImpl>, Operation>
     if (!byComm.count(comm.get())) comms.push_back(comm.get());
     byComm[comm.get()].push_back(std::move(op));
   }
+  CHORUS_TRY(enqueueDeviceOperations(comms, byComm));
+  if (comms.empty()) return Status::ok();
   for (CommImpl* c : comms) c->waitForAsyncWork();
   // Lock in address order so two threads grouping overlapping communicators cannot deadlock.
   std::vector<CommImpl*> lockOrder = comms;

@@ -1,5 +1,6 @@
 #include "comm/operation.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -161,6 +162,25 @@ size_t reductionOutputCount(const Operation& op, int rank, int) {
     default:
       return 0;
   }
+}
+
+BufferExtents bufferExtents(const Operation& op, int rank, int nranks) {
+  BufferExtents x;
+  const size_t e = dataTypeSize(op.dtype);
+  if (op.type == CollType::kAlltoAllv) {
+    const algo::VariableLayout& v = *op.variable;
+    for (size_t i = 0; i < v.sendCounts.size(); ++i) {
+      if (v.sendCounts[i]) x.sendBytes = std::max(x.sendBytes, (v.sendDispls[i] + v.sendCounts[i]) * e);
+      if (v.recvCounts[i]) x.recvBytes = std::max(x.recvBytes, (v.recvDispls[i] + v.recvCounts[i]) * e);
+    }
+    x.recvFullyWritten = false;
+    return x;
+  }
+  uint64_t sendBlocks = 1, recvBlocks = 1;
+  blocksOf(op.type, nranks, &sendBlocks, &recvBlocks);
+  if (needsSendBuffer(op, rank)) x.sendBytes = op.count * sendBlocks * e;
+  if (needsRecvBuffer(op, rank)) x.recvBytes = op.count * recvBlocks * e;
+  return x;
 }
 
 uint64_t payloadBytes(const Operation& op, int nranks) {

@@ -19,7 +19,18 @@ struct Operation {
   RedOp op;
   int root = 0;                                          // root, or the peer of send/recv
   std::shared_ptr<const algo::VariableLayout> variable;  // AlltoAllv only; shared so an Operation copies cheaply
+  bool onDevice = false;   // device or managed buffers: runs on `stream` (gpu/stream_calls.hpp)
+  void* stream = nullptr;  // the caller's cudaStream_t, for onDevice operations
 };
+
+/// The bytes of the send and receive buffers one rank's call reads and writes (0 for a buffer it does not use),
+/// from the buffers' starts.
+struct BufferExtents {
+  size_t sendBytes = 0;
+  size_t recvBytes = 0;
+  bool recvFullyWritten = true;  // false where the call leaves gaps in the receive extent (AlltoAllv)
+};
+BufferExtents bufferExtents(const Operation& op, int rank, int nranks);
 
 /// Checks the arguments of `op` for a rank of a communicator of `nranks`; the message names the bad argument.
 Status validate(const Operation& op, int rank, int nranks);

@@ -66,7 +66,7 @@ std::string describe(const Case& c, int nranks) {
   return s;
 }
 
-std::string runCase(Communicator& comm, const Case& c) {
+std::string runCase(Communicator& comm, const Case& c, BufferHome* home) {
   const int r = comm.rank(), n = comm.size();
   const size_t e = dataTypeSize(c.type), cnt = c.count, N = static_cast<size_t>(n);
   RedOp op = c.op;
@@ -77,6 +77,14 @@ std::string runCase(Communicator& comm, const Case& c) {
   size_t recvOffset = 0;   // where the result starts inside recv (in-place layouts)
 
   auto big = [&](size_t elems) { return std::vector<unsigned char>(elems * e + 16, kSentinel); };
+  // The address the call gets for a byte of b.send or b.recv: itself, or its copy in `home`.
+  auto at = [&](const unsigned char* p) -> unsigned char* {
+    auto* q = const_cast<unsigned char*>(p);
+    if (!home || !p) return q;
+    auto& buffer = p >= b.send.data() && p < b.send.data() + b.send.size() ? b.send : b.recv;
+    return static_cast<unsigned char*>(home->address(buffer, q));
+  };
+  bool recvIsSend = false;  // in-place Scatter: the result is read from the send buffer
   switch (c.coll) {
     case CollType::kAllReduce: {
       b.recv = big(cnt);
@@ -86,7 +94,7 @@ std::string runCase(Communicator& comm, const Case& c) {
       b.expected = big(cnt);
       Reduced red(c.op, c.type, n);
       for (size_t i = 0; i < cnt; ++i) red.store(b.expected.data(), i, i);
-      st = comm.allReduce(in, b.recv.data(), cnt, c.type, op);
+      st = comm.allReduce(at(in), at(b.recv.data()), cnt, c.type, op);
       expectCount = cnt;
       break;
     }
@@ -99,7 +107,7 @@ std::string runCase(Communicator& comm, const Case& c) {
       b.expected = big(cnt);
       Reduced red(c.op, c.type, n);
       for (size_t i = 0; i < cnt; ++i) red.store(b.expected.data(), i, cnt * static_cast<size_t>(r) + i);
-      st = comm.reduceScatter(in, b.recv.data() + recvOffset * e, cnt, c.type, op);
+      st = comm.reduceScatter(at(in), at(b.recv.data() + recvOffset * e), cnt, c.type, op);
       expectCount = cnt;
       break;
     }
@@ -110,7 +118,7 @@ std::string runCase(Communicator& comm, const Case& c) {
       fillMove(in, c.type, r, 0, cnt);
       b.expected = big(cnt * N);
       for (int k = 0; k < n; ++k) fillMove(b.expected.data() + cnt * k * e, c.type, k, 0, cnt);
-      st = comm.allGather(in, b.recv.data(), cnt, c.type);
+      st = comm.allGather(at(in), at(b.recv.data()), cnt, c.type);
       expectCount = cnt * N;
       break;
     }
@@ -120,7 +128,7 @@ std::string runCase(Communicator& comm, const Case& c) {
       fillMove(b.send.data(), c.type, r, 0, cnt * N);
       b.expected = big(cnt * N);
       for (int k = 0; k < n; ++k) fillMove(b.expected.data() + cnt * k * e, c.type, k, cnt * r, cnt);
-      st = comm.alltoAll(b.send.data(), b.recv.data(), cnt, c.type);
+      st = comm.alltoAll(at(b.send.data()), at(b.recv.data()), cnt, c.type);
       expectCount = cnt * N;
       break;
     }
@@ -146,7 +154,7 @@ std::string runCase(Communicator& comm, const Case& c) {
         for (int d = 0; d < r; ++d) offsetAtSender += amount(k, d);
         fillMove(b.expected.data() + rd[k] * e, c.type, k, offsetAtSender, rc[k]);
       }
-      st = comm.alltoAllv(b.send.data(), sc.data(), sd.data(), b.recv.data(), rc.data(), rd.data(), c.type);
+      st = comm.alltoAllv(at(b.send.data()), sc.data(), sd.data(), at(b.recv.data()), rc.data(), rd.data(), c.type);
       expectCount = recvTotal;
       break;
     }
@@ -163,7 +171,7 @@ std::string runCase(Communicator& comm, const Case& c) {
       }
       b.expected = big(cnt);
       fillMove(b.expected.data(), c.type, c.root, 0, cnt);
-      st = comm.broadcast(in, b.recv.data(), cnt, c.type, c.root);
+      st = comm.broadcast(at(static_cast<const unsigned char*>(in)), at(b.recv.data()), cnt, c.type, c.root);
       expectCount = cnt;
       break;
     }
@@ -177,7 +185,7 @@ std::string runCase(Communicator& comm, const Case& c) {
         Reduced red(c.op, c.type, n);
         for (size_t i = 0; i < cnt; ++i) red.store(b.expected.data(), i, i);
       }
-      st = comm.reduce(in, b.recv.data(), cnt, c.type, op, c.root);
+      st = comm.reduce(at(in), at(b.recv.data()), cnt, c.type, op, c.root);
       expectCount = cnt;
       break;
     }
@@ -190,7 +198,7 @@ std::string runCase(Communicator& comm, const Case& c) {
       if (r == c.root) {
         for (int k = 0; k < n; ++k) fillMove(b.expected.data() + cnt * k * e, c.type, k, 0, cnt);
       }
-      st = comm.gather(in, b.recv.data(), cnt, c.type, c.root);
+      st = comm.gather(at(in), at(b.recv.data()), cnt, c.type, c.root);
       expectCount = cnt * N;
       break;
     }
@@ -208,10 +216,8 @@ std::string runCase(Communicator& comm, const Case& c) {
       }
       b.expected = big(cnt);
       fillMove(b.expected.data(), c.type, c.root, cnt * r, cnt);
-      st = comm.scatter(in, out, cnt, c.type, c.root);
-      if (c.inPlace) {
-        b.recv = b.send;
-      }
+      st = comm.scatter(at(in), at(out), cnt, c.type, c.root);
+      recvIsSend = c.inPlace;
       expectCount = cnt;
       break;
     }
@@ -223,8 +229,8 @@ std::string runCase(Communicator& comm, const Case& c) {
       b.expected = big(cnt);
       fillMove(b.expected.data(), c.type, (r - 1 + n) % n, 0, cnt);
       st = groupStart();
-      if (st.isOk()) st = comm.send(b.send.data(), cnt, c.type, (r + 1) % n);
-      if (st.isOk()) st = comm.recv(b.recv.data(), cnt, c.type, (r - 1 + n) % n);
+      if (st.isOk()) st = comm.send(at(b.send.data()), cnt, c.type, (r + 1) % n);
+      if (st.isOk()) st = comm.recv(at(b.recv.data()), cnt, c.type, (r - 1 + n) % n);
       Status end = groupEnd();
       if (st.isOk()) st = end;
       expectCount = cnt;
@@ -234,6 +240,11 @@ std::string runCase(Communicator& comm, const Case& c) {
       return fail(c, r, n, "not a tested collective");
   }
   if (!st.isOk()) return fail(c, r, n, "returned error: " + st.message());
+  if (home) {
+    std::string failed = home->finish();
+    if (!failed.empty()) return fail(c, r, n, failed);
+  }
+  if (recvIsSend) b.recv = b.send;
   size_t first = 0;
   size_t wrong = mismatches(b.recv.data() + recvOffset * e, b.expected.data(), expectCount, c.type, &first);
   if (wrong > 0) {

@@ -1,0 +1,49 @@
+// chorus's use of the CUDA runtime, in one place: where a buffer lives, device memory, copies and streams. Every
+// call classifies its buffers here: host buffers run on the
+// calling thread as they always did; device and managed buffers are enqueued on the caller's CUDA stream
+// (stream_calls.hpp, chorus/stream.hpp). Without CUDA (a build without the toolkit, or a machine without a GPU) every
+// buffer is host memory, and the check costs one load.
+#pragma once
+
+#include <string>
+
+#include "chorus/status.hpp"
+
+namespace chorus::gpu {
+
+enum class MemoryType { kHost, kDevice, kManaged };
+
+/// Whether this process can see a CUDA device (the first call asks the driver; later calls read the answer).
+bool available();
+/// The memory type of `p`; host memory for null and for any pointer CUDA does not know.
+MemoryType memoryTypeOf(const void* p);
+/// The CUDA device of the calling thread (cudaGetDevice), -1 without one; how many there are; choosing one.
+int currentDevice();
+int deviceCount();
+Status setDevice(int device);
+/// Device memory on the calling thread's device (cudaMalloc) and its release (ncclMemAlloc / ncclMemFree).
+Status allocateDevice(size_t bytes, void** out);
+Status freeDevice(void* p);
+/// A copy between any two of host, device and managed memory that has landed when it returns (tools, tests).
+Status copyMemory(void* dst, const void* src, size_t bytes);
+/// A stream of its own (cudaStreamNonBlocking) on the calling thread's device, and its end.
+Status createStream(void** out);
+void destroyStream(void* stream);
+/// Waits until everything enqueued on `stream` (a cudaStream_t) ran.
+Status synchronizeStream(void* stream);
+/// A CUDA runtime result as a chorus error naming `what` ("cudaMemcpyAsync: invalid argument").
+Status cudaError(int code, const std::string& what);
+
+}  // namespace chorus::gpu
+
+namespace chorus {
+struct Operation;
+}
+
+namespace chorus::gpu {
+
+/// Sets op->onDevice from where the buffers `rank` uses live, and op->stream to the thread's current stream for a
+/// device call. A call whose buffers are partly host and partly device memory is an invalid argument.
+Status placeOperation(Operation* op, int rank, int nranks);
+
+}  // namespace chorus::gpu

@@ -1,0 +1,125 @@
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "chorus/request.hpp"
+#include "comm/comm_impl.hpp"
+#include "core/deadline.hpp"
+#include "gpu/pinned_pool.hpp"
+#include "gpu/runtime.hpp"
+#include "gpu/staging.hpp"
+#include "gpu/stream_calls.hpp"
+
+namespace chorus::gpu {
+namespace {
+
+#define CHORUS_CUDA_TRY(call, what)                                 \
+  do {                                                              \
+    cudaError_t e_ = (call);                                        \
+    if (e_ != cudaSuccess) return cudaError(e_, std::string(what)); \
+  } while (0)
+
+// Waits until the stream has run everything before `event`: a spin of some milliseconds (a call whose inputs are
+// ready is the common case, and each poll is a fraction of a microsecond), then sleeps of 20 µs, until CHORUS_TIMEOUT
+// or an abort of the communicator.
+Status waitForEvent(cudaEvent_t event, const std::atomic<bool>* aborted) {
+  CancelScope cancel(aborted);
+  const Deadline deadline = Deadline::fromSettings();
+  for (int polls = 0;; ++polls) {
+    cudaError_t e = cudaEventQuery(event);
+    if (e == cudaSuccess) return Status::ok();
+    if (e != cudaErrorNotReady) return cudaError(e, "cudaEventQuery (the stream's work before the call failed)");
+    if (deadline.cancelled()) return remoteError("the communicator was aborted before its stream reached the call");
+    if (deadline.expired()) {
+      return timeoutError("the stream did not reach the call within CHORUS_TIMEOUT=" +
+                          std::to_string(settings().timeoutSeconds) + " s");
+    }
+    if (polls > 20000) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+// Host functions run on CUDA's own thread and may call no CUDA function: they only wait and release.
+void waitForCall(void* request) {
+  auto* r = static_cast<Request*>(request);
+  (void)r->wait();  // its outcome is the communicator's async error
+  delete r;
+}
+void releaseStaging(void* buffer) { delete static_cast<std::shared_ptr<std::byte>*>(buffer); }
+
+// Makes `waiter` wait for everything enqueued on `on` so far.
+Status join(cudaStream_t waiter, cudaStream_t on) {
+  cudaEvent_t e = nullptr;
+  CHORUS_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  cudaError_t r = cudaEventRecord(e, on);
+  if (r == cudaSuccess) r = cudaStreamWaitEvent(waiter, e, 0);
+  (void)cudaEventDestroy(e);  // the wait keeps what it needs
+  return r == cudaSuccess ? Status::ok() : cudaError(r, "joining a group's streams");
+}
+
+Status enqueueOnOneStream(CommImpl& comm, const std::vector<Operation>& ops, cudaStream_t stream);
+
+}  // namespace
+
+Status enqueueOnStream(CommImpl& comm, const std::vector<Operation>& ops) {
+  auto main = static_cast<cudaStream_t>(ops.front().stream);
+  std::vector<cudaStream_t> others;
+  for (const Operation& op : ops) {
+    auto s = static_cast<cudaStream_t>(op.stream);
+    if (s != main && std::find(others.begin(), others.end(), s) == others.end()) others.push_back(s);
+  }
+  for (cudaStream_t s : others) CHORUS_TRY(join(main, s));
+  CHORUS_TRY(enqueueOnOneStream(comm, ops, main));
+  for (cudaStream_t s : others) CHORUS_TRY(join(s, main));
+  return Status::ok();
+}
+
+namespace {
+
+Status enqueueOnOneStream(CommImpl& comm, const std::vector<Operation>& ops, cudaStream_t stream) {
+  StagingPlan plan = planStaging(ops, comm.rank(), comm.size());
+  std::shared_ptr<std::byte> staging;
+  CHORUS_TRY(stagingFor(currentDevice(), stream, plan.bytes, &staging));
+  for (const StagedCopy& c : plan.in) {
+    CHORUS_CUDA_TRY(cudaMemcpyAsync(staging.get() + c.offset, c.device, c.bytes, cudaMemcpyDefault, stream),
+                    "cudaMemcpyAsync of the inputs to staging");
+  }
+  cudaEvent_t inputsReady = nullptr;
+  CHORUS_CUDA_TRY(cudaEventCreateWithFlags(&inputsReady, cudaEventDisableTiming), "cudaEventCreate");
+  cudaError_t recorded = cudaEventRecord(inputsReady, stream);
+  if (recorded != cudaSuccess) {
+    (void)cudaEventDestroy(inputsReady);
+    return cudaError(recorded, "cudaEventRecord");
+  }
+  const std::atomic<bool>* aborted = comm.abortFlag();
+  Request call =
+      comm.submitOnStream(plan.rebase(staging.get()), [inputsReady, aborted, staging](std::vector<Operation>* staged) {
+        Status st = waitForEvent(inputsReady, aborted);
+        (void)cudaEventDestroy(inputsReady);
+        if (st.isOk()) readStagedScalars(staged);
+        return st;
+      });
+  auto* waiting = new Request(call);
+  cudaError_t e = cudaLaunchHostFunc(stream, waitForCall, waiting);
+  if (e != cudaSuccess) {
+    delete waiting;
+    return cudaError(e, "cudaLaunchHostFunc");
+  }
+  for (const StagedCopy& c : plan.out) {
+    CHORUS_CUDA_TRY(
+        cudaMemcpyAsync(const_cast<void*>(c.device), staging.get() + c.offset, c.bytes, cudaMemcpyDefault, stream),
+        "cudaMemcpyAsync of the results from staging");
+  }
+  auto* held = new std::shared_ptr<std::byte>(std::move(staging));
+  e = cudaLaunchHostFunc(stream, releaseStaging, held);
+  if (e != cudaSuccess) {
+    delete held;
+    return cudaError(e, "cudaLaunchHostFunc");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+}  // namespace chorus::gpu
