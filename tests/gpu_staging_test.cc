@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "gpu/placement.hpp"
 #include "gpu/runtime.hpp"
 #include "gpu/staging.hpp"
 

@@ -30,9 +30,14 @@ void AsyncWorker::drain() {
   cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }
 
-bool AsyncWorker::idle(Kind kind) const {
+bool AsyncWorker::idle() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return kind == kForeground ? foreground_ == 0 : queue_.empty() && !busy_;
+  return queue_.empty() && !busy_;
+}
+
+bool AsyncWorker::foregroundIdle() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return foreground_ == 0;
 }
 
 Status AsyncWorker::firstError() const {

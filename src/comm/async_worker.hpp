@@ -25,15 +25,17 @@ struct RequestState {
 class AsyncWorker {
  public:
   ~AsyncWorker();
-  /// Foreground work is what a caller waits for through idle(kForeground); background work (a stream's share of a
-  /// call that already returned) is not.
+  /// Foreground work is what foregroundIdle() waits for; background work (a stream's share of a call that already
+  /// returned) is not.
   enum Kind { kForeground, kBackground };
   /// Queues `work`; the thread starts on first use.
   Request submit(std::function<Status()> work, Kind kind = kForeground);
   /// Waits until everything submitted so far has run.
   void drain();
-  /// True when no work of `kind` (kBackground: of any kind) is queued or running.
-  bool idle(Kind kind = kBackground) const;
+  /// True when nothing submitted is queued or running.
+  bool idle() const;
+  /// True when no foreground work is queued or running.
+  bool foregroundIdle() const;
   Status firstError() const;
 
  private:

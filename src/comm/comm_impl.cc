@@ -125,8 +125,7 @@ Status CommImpl::asyncError() const {
   }
   Status queued = worker_.firstError();
   if (!queued.isOk()) return queued;
-  if (!blocking_ && !worker_.idle(AsyncWorker::kForeground))
-    return {ErrorCode::kInProgress, "queued work is still running"};
+  if (!blocking_ && !worker_.foregroundIdle()) return {ErrorCode::kInProgress, "queued work is still running"};
   return Status::ok();
 }
 

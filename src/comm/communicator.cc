@@ -4,7 +4,7 @@
 #include "comm/comm_impl.hpp"
 #include "comm/group.hpp"
 #include "core/log.hpp"
-#include "gpu/runtime.hpp"
+#include "gpu/placement.hpp"
 #include "gpu/stream_calls.hpp"
 
 namespace chorus {

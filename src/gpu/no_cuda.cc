@@ -4,31 +4,26 @@
 #include "gpu/stream_calls.hpp"
 
 namespace chorus::gpu {
+namespace {
+Status noCuda() { return invalidUsage("chorus was built without CUDA (CHORUS_CUDA=OFF)"); }
+}  // namespace
 
 bool available() { return false; }
 MemoryType memoryTypeOf(const void*) { return MemoryType::kHost; }
 int currentDevice() { return -1; }
 int deviceCount() { return 0; }
-Status setDevice(int) { return invalidUsage("chorus was built without CUDA (CHORUS_CUDA=OFF)"); }
-Status allocateDevice(size_t, void**) { return invalidUsage("chorus was built without CUDA (CHORUS_CUDA=OFF)"); }
-Status freeDevice(void*) { return invalidUsage("chorus was built without CUDA (CHORUS_CUDA=OFF)"); }
-Status copyMemory(void*, const void*, size_t) {
-  return invalidUsage("chorus was built without CUDA (CHORUS_CUDA=OFF)");
-}
-Status createStream(void**) { return invalidUsage("chorus was built without CUDA (CHORUS_CUDA=OFF)"); }
+Status setDevice(int) { return noCuda(); }
+Status allocateDevice(size_t, void**) { return noCuda(); }
+Status freeDevice(void*) { return noCuda(); }
+Status copyMemory(void*, const void*, size_t) { return noCuda(); }
+Status createStream(void**) { return noCuda(); }
 void destroyStream(void*) {}
 Status synchronizeStream(void*) { return Status::ok(); }
 Status cudaError(int code, const std::string& what) {
   return {ErrorCode::kCudaError, what + ": CUDA error " + std::to_string(code)};
 }
-Status takePinned(size_t, std::shared_ptr<std::byte>*) {
-  return invalidUsage("chorus was built without CUDA (CHORUS_CUDA=OFF)");
-}
-Status stagingFor(int, void*, size_t, std::shared_ptr<std::byte>*) {
-  return invalidUsage("chorus was built without CUDA (CHORUS_CUDA=OFF)");
-}
-Status enqueueOnStream(CommImpl&, const std::vector<Operation>&) {
-  return invalidUsage("device buffers: chorus was built without CUDA (CHORUS_CUDA=OFF)");
-}
+Status takePinned(size_t, std::shared_ptr<std::byte>*) { return noCuda(); }
+Status stagingFor(int, void*, size_t, std::shared_ptr<std::byte>*) { return noCuda(); }
+Status enqueueOnStream(CommImpl&, const std::vector<Operation>&) { return noCuda().withContext("device buffers"); }
 
 }  // namespace chorus::gpu

@@ -1,8 +1,9 @@
+#include "gpu/placement.hpp"
+
 #include <string>
 
 #include "algorithms/plan.hpp"
 #include "chorus/stream.hpp"
-#include "comm/operation.hpp"
 #include "gpu/runtime.hpp"
 
 namespace chorus::gpu {

@@ -1,8 +1,6 @@
-// chorus's use of the CUDA runtime, in one place: where a buffer lives, device memory, copies and streams. Every
-// call classifies its buffers here: host buffers run on the
-// calling thread as they always did; device and managed buffers are enqueued on the caller's CUDA stream
-// (stream_calls.hpp, chorus/stream.hpp). Without CUDA (a build without the toolkit, or a machine without a GPU) every
-// buffer is host memory, and the check costs one load.
+// chorus's use of the CUDA runtime, in one place: where a buffer lives, device memory, copies and streams. Without
+// CUDA (a build without the toolkit, or a machine without a GPU) every buffer is host memory, and asking costs one
+// load.
 #pragma once
 
 #include <string>
@@ -33,17 +31,5 @@ void destroyStream(void* stream);
 Status synchronizeStream(void* stream);
 /// A CUDA runtime result as a chorus error naming `what` ("cudaMemcpyAsync: invalid argument").
 Status cudaError(int code, const std::string& what);
-
-}  // namespace chorus::gpu
-
-namespace chorus {
-struct Operation;
-}
-
-namespace chorus::gpu {
-
-/// Sets op->onDevice from where the buffers `rank` uses live, and op->stream to the thread's current stream for a
-/// device call. A call whose buffers are partly host and partly device memory is an invalid argument.
-Status placeOperation(Operation* op, int rank, int nranks);
 
 }  // namespace chorus::gpu
