@@ -69,6 +69,9 @@ class DirectTransfers {
   /// Receiver: moves up to `bytes` at `offset` of the peer's `region` into `dst` without waiting, and adds the
   /// bytes moved to *done. Called again with the rest until all arrived. An offset outside the region is an error.
   virtual Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* done) = 0;
+  /// Bytes per step from which a direct transfer beats the byte stream on this connection (both sides must answer
+  /// alike); CHORUS_DIRECT_THRESHOLD overrides it for every connection.
+  virtual size_t threshold() const { return size_t{256} << 10; }
 };
 
 class Connection {

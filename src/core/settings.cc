@@ -37,8 +37,9 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_IB_GID_INDEX", "NCCL_IB_GID_INDEX", "",
      "GID index of the ib transport's port (unset: 3, RoCE v2 over IPv4, on RoCE; 0 on InfiniBand)"},
     {"CHORUS_IB_BUFFER", "", "4194304", "bytes of each ib staging FIFO and ring (one each per direction per peer)"},
-    {"CHORUS_DIRECT_THRESHOLD", "", "262144",
-     "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off"},
+    {"CHORUS_DIRECT_THRESHOLD", "", "",
+     "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off "
+     "(unset: each transport's own, 256 KiB; 32 KiB for ucx where UCX has a zero-copy lane)"},
     {"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
     {"CHORUS_ALGO", "", "",
      "force or exclude algorithms: [^][collective:]name[@lo-hi], comma separated (e.g. allreduce:ring@1M-)"},
@@ -151,7 +152,7 @@ Settings parse(std::string* errors) {
   s.ibGidIndex = integer("CHORUS_IB_GID_INDEX", -1, 0, "NCCL_IB_GID_INDEX");
   s.ibBufferBytes = integer("CHORUS_IB_BUFFER", 4 << 20);
   s.spinIterations = integer("CHORUS_SPIN", 0);
-  s.directThreshold = integer("CHORUS_DIRECT_THRESHOLD", int64_t{256} << 10, 0);  // 0: direct transfers off
+  s.directThreshold = integer("CHORUS_DIRECT_THRESHOLD", -1, 0);  // 0: direct transfers off; -1: the transport's
   s.shmCma = boolean("CHORUS_SHM_CMA", false);
   s.algorithm = str("CHORUS_ALGO", "", "");
   s.deterministic = boolean("CHORUS_DETERMINISTIC", false);

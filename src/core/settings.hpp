@@ -27,7 +27,7 @@ struct Settings {
   int64_t ibGidIndex = -1;          // CHORUS_IB_GID_INDEX / NCCL_IB_GID_INDEX (-1: by link layer)
   int64_t ibBufferBytes = 0;        // CHORUS_IB_BUFFER
   int64_t spinIterations = 0;       // CHORUS_SPIN
-  int64_t directThreshold = 0;      // CHORUS_DIRECT_THRESHOLD (0: direct transfers off)
+  int64_t directThreshold = -1;     // CHORUS_DIRECT_THRESHOLD (0: direct transfers off; -1: each transport's own)
   bool shmCma = false;              // CHORUS_SHM_CMA
   std::string algorithm;            // CHORUS_ALGO
   bool deterministic = false;       // CHORUS_DETERMINISTIC

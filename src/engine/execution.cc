@@ -56,7 +56,7 @@ Execution::Execution(int rank, std::function<transport::Connection*(int)> connec
       connection_(std::move(connection)),
       abortFlag_(abortFlag),
       spinIterations_(settings().spinIterations > 0 ? settings().spinIterations : 20000),
-      directThreshold_(static_cast<size_t>(settings().directThreshold)),
+      directThreshold_(settings().directThreshold),
       checkCalls_(settings().checkCalls) {}
 
 void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
@@ -262,6 +262,7 @@ Execution::PeerQueues& Execution::queues(int peer) {
   q.connection = connection_(peer);
   q.small = q.connection->smallMessages();
   q.direct = q.connection->directTransfers();
+  if (q.direct) q.directFrom = directThreshold_ >= 0 ? static_cast<size_t>(directThreshold_) : q.direct->threshold();
   q.smallLimit = q.small ? q.small->limit() : 0;
   q.smallFirstPart = q.small ? q.small->firstPart() : 0;
   return peers_.back().second;
@@ -289,7 +290,8 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
            binding.elemSize};
     const bool transfer = s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
     // Both sides take this decision from the same facts (size, threshold, the pair's capability), so they agree.
-    w.direct = transfer && directThreshold_ > 0 && s.bytes >= directThreshold_ && queues(s.peer).direct != nullptr;
+    const size_t directFrom = transfer ? queues(s.peer).directFrom : 0;
+    w.direct = directFrom > 0 && s.bytes >= directFrom;
     if (w.direct && isSend(s.kind)) {
       w.regionBase = resolve(binding, {s.src.buffer, 0});
       w.regionBytes = sentExtent[static_cast<size_t>(s.src.buffer)];

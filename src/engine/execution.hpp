@@ -111,6 +111,7 @@ class Execution {
     size_t smallLimit = 0, smallFirstPart = 0;          // the connection's small-message sizes, read once
     transport::SmallMessages* small = nullptr;          // the connection's capabilities, null when absent
     transport::DirectTransfers* direct = nullptr;
+    size_t directFrom = 0;  // bytes per step from which steps go direct on this connection; 0: never
     // Direct transfers: the regions this call announced on the stream each way (numbered in order), and the
     // announcement moving out or coming in, in parts.
     std::vector<std::shared_ptr<const transport::Registration>> regionsOut;
@@ -158,10 +159,10 @@ class Execution {
   bool traceSteps_ = false;  // CHORUS_DEBUG=TRACE with ENGINE: one line per finished step
   bool drained_ = true;
   int64_t spinIterations_ = 0;
-  size_t directThreshold_ = 0;
-  bool checkCalls_ = true;     // CHORUS_CHECK_CALLS
-  bool signed_ = false;        // this call sends and checks headers
-  size_t headersPending_ = 0;  // headers of this call still to send or check
+  int64_t directThreshold_ = -1;  // CHORUS_DIRECT_THRESHOLD; -1: each connection's own
+  bool checkCalls_ = true;        // CHORUS_CHECK_CALLS
+  bool signed_ = false;           // this call sends and checks headers
+  size_t headersPending_ = 0;     // headers of this call still to send or check
   CallSignature signature_;
 };
 

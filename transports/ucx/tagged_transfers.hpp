@@ -1,15 +1,16 @@
 // Direct transfers over UCX as tagged messages: the sender's post() sends the bytes straight from its registered
 // buffer with ucp_tag_send_nbx, and the receiver's read() receives them straight into its own buffer. Above UCX's
 // rendezvous threshold that is zero-copy: the receiver fetches the bytes (cross-memory attach on one machine, RDMA
-// READ over verbs), UCX registering both buffers through its own registration cache; over tcp UCX pipelines them.
-// The k-th transfer to a peer carries tag (prefix, sending rank, k), and both sides count transfers in stream order.
+// READ over verbs), UCX registering both buffers through its own registration cache; over tcp they go on UCX's sockets,
+// without the byte stream's two staging copies. The k-th transfer to a peer carries tag (prefix, sending rank, k), and
+// both sides count transfers in stream order.
 //
 // The receiver probes for the next message to learn its length: when the engine reads it whole, it lands in the
 // engine's buffer; when the engine reads it in pieces (a reduction's bounce buffer), it lands in a staging buffer
 // the pieces are copied from.
 //
-// No RMA: UCX's RMA feature makes an endpoint's flush wait for the peer's progress over tcp, which would tie the
-// end of each call to what the peer does after its own.
+// No RMA: UCX's RMA feature makes an endpoint's flush wait for the peer's progress over tcp, which would tie a
+// closing rank to what its peer does after its last call.
 #pragma once
 
 #include <deque>
@@ -22,9 +23,8 @@
 namespace chorus::transport::ucx {
 
 /// Whether an endpoint, as ucp_ep_print_info describes it, has a rendezvous lane (rma_bw) on a transport that moves
-/// bytes without copying them through a socket: cross-memory attach, shared memory, verbs. Over tcp alone, tagged
-/// transfers gain nothing and UCX 1.13's rendezvous stalls for up to ~15 ms per message, so the stream carries the
-/// bytes instead.
+/// bytes without copying them through a socket: cross-memory attach, shared memory, verbs. There tagged transfers
+/// beat the stream from smaller messages than over tcp, where UCX copies them through its sockets.
 bool hasZeroCopyLane(const std::string& endpointInfo);
 /// ucp_ep_print_info's text for `ep`.
 std::string describeEndpoint(ucp_ep_h ep);
@@ -36,7 +36,8 @@ class TaggedTransfers final : public DirectTransfers {
   TaggedTransfers& operator=(const TaggedTransfers&) = delete;
   ~TaggedTransfers();
 
-  void start(ucp_ep_h ep) { ep_ = ep; }
+  /// Takes the endpoint, once connected, and learns from its lanes from which size the transfers pay.
+  void start(ucp_ep_h ep);
   /// Frees the sends UCX finished; a send that failed is reported here.
   Status progress();
   /// True when every posted send is done.
@@ -47,6 +48,7 @@ class TaggedTransfers final : public DirectTransfers {
   uint64_t post(const Registration& region, size_t offset, size_t bytes) override;
   uint64_t acked() override;
   Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* done) override;
+  size_t threshold() const override { return threshold_; }
 
  private:
   struct Arrival {
@@ -65,6 +67,7 @@ class TaggedTransfers final : public DirectTransfers {
   ucp_worker_h worker_;
   int rank_, peerRank_;
   ucp_ep_h ep_ = nullptr;
+  size_t threshold_ = DirectTransfers::threshold();
   // Sending side.
   uint32_t sendSequence_ = 0;
   uint64_t posted_ = 0, acked_ = 0;

@@ -2,7 +2,8 @@
 // RoCE, cuda_ipc; UCX_TLS and UCX_NET_DEVICES choose as for any UCX program). Each rank opens a UCP context and a
 // worker per communicator and publishes the worker's address; each peer gets an endpoint made from its address, and
 // the byte stream travels on UCP's stream API: committed bytes are posted from the staging FIFO as they come, and
-// freed when UCX is done with them; incoming bytes are taken from UCX's buffers into the receiving FIFO.
+// freed when UCX is done with them; incoming bytes are taken from UCX's buffers into the receiving FIFO. Large
+// messages go beside the stream as tagged messages (tagged_transfers.hpp).
 //
 // A stream has no end of its own, so a closing side sends one tagged message with the number of bytes it sent:
 // the peer counts as closed once that many arrived. A peer that dies without it is found by UCX's error handling
@@ -130,13 +131,19 @@ class UcxConnection final : public StagedStreams {
       if (held_) ucp().stream_data_release(ep_, held_);
       close();
       // What was posted (the end message too) is delivered before the endpoint goes, unless the peer left already or
-      // failed: it may still be reading the last call's bytes. Then the endpoint is dropped without a handshake,
-      // which a peer that got the end message takes as the goodbye it is.
+      // failed: it may still be reading the last call's bytes. A completed send may still sit in UCX's own buffer
+      // (its tcp), so a flush of the endpoint ends it. Then the endpoint is dropped without a handshake, which a peer
+      // that got the end message takes as the goodbye it is.
       const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
       bool moved = false;
       while (!sendDrained() && !peerClosed() && std::chrono::steady_clock::now() < end && progress(&moved).isOk()) {
         if (!moved) std::this_thread::yield();
         moved = false;
+      }
+      if (failure_ == UCS_OK && !peerClosed()) {
+        ucp_request_param_t flush{};
+        worker_->wait(ucp().ep_flush_nbx(ep_, &flush),
+                      std::chrono::duration<double>(end - std::chrono::steady_clock::now()).count());
       }
       ucp_request_param_t param{};
       param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -144,7 +151,6 @@ class UcxConnection final : public StagedStreams {
       worker_->wait(ucp().ep_close_nbx(ep_, &param), 10);
     }
     for (const PendingSend& p : pending_) ucp().request_free(p.request);
-    if (flush_) ucp().request_free(flush_);
     if (endRecv_) {
       ucp().request_cancel(worker_->worker(), endRecv_);
       worker_->wait(endRecv_, 1);
@@ -178,11 +184,23 @@ class UcxConnection final : public StagedStreams {
     if (UCS_PTR_IS_ERR(r)) return remoteError(ucxError("posting the end receive", UCS_PTR_STATUS(r)));
     endRecv_ = r;
     direct_.start(ep_);
-    zeroCopy_ = ucx::hasZeroCopyLane(ucx::describeEndpoint(ep_));
-    CHORUS_INFO(kTransport, "ucx: rank %d: %s", peerRank_,
-                zeroCopy_ ? "large transfers go zero-copy by UCX's rendezvous"
-                          : "large transfers go on the stream (UCX's rendezvous would go over tcp)");
     return Status::ok();
+  }
+
+  /// Waits until the endpoint is wired up (a flush completes), with progress, until `deadline`.
+  Status wireUp(std::chrono::steady_clock::time_point deadline) {
+    ucp_request_param_t param{};
+    ucs_status_ptr_t r = ucp().ep_flush_nbx(ep_, &param);
+    if (UCS_PTR_IS_ERR(r)) return fail("connecting", UCS_PTR_STATUS(r));
+    if (r == nullptr) return Status::ok();
+    ucs_status_t s;
+    while ((s = ucp().request_check_status(r)) == UCS_INPROGRESS && failure_ == UCS_OK &&
+           std::chrono::steady_clock::now() < deadline)
+      if (!worker_->progress()) std::this_thread::yield();
+    ucp().request_free(r);
+    if (s == UCS_INPROGRESS && failure_ == UCS_OK)
+      return remoteError("ucx: rank " + std::to_string(peerRank_) + " did not finish connecting in time");
+    return s == UCS_OK ? Status::ok() : fail("connecting", failure_ != UCS_OK ? failure_ : s);
   }
 
   Status progress(bool* moved) override {
@@ -223,31 +241,10 @@ class UcxConnection final : public StagedStreams {
   }
 
   const char* transportName() const override { return "ucx"; }
-  DirectTransfers* directTransfers() override { return zeroCopy_ ? &direct_ : nullptr; }
-  // Drained means delivered: a completed stream send may still sit in a transport's buffer (UCX's tcp), which a
-  // process that ends right after its last call would lose. So once every send completed, one flush of the endpoint
-  // must complete too.
-  bool sendDrained() override {
-    if (posted_ != produced_ || !pending_.empty() || !direct_.sendsDone()) return false;
-    // A peer that said goodbye acknowledges nothing more: what it needed it had (as far as tcp would know).
-    if (flushed_ == posted_ || endArrived_) return true;
-    if (!flush_) {
-      ucp_request_param_t param{};
-      ucs_status_ptr_t r = ucp().ep_flush_nbx(ep_, &param);
-      if (UCS_PTR_IS_ERR(r)) return true;  // the endpoint failed: progress() reports it
-      flushing_ = posted_;
-      if (r == nullptr) {
-        flushed_ = flushing_;
-        return true;
-      }
-      flush_ = r;
-    }
-    if (ucp().request_check_status(flush_) == UCS_INPROGRESS) return false;
-    ucp().request_free(flush_);
-    flush_ = nullptr;
-    flushed_ = flushing_;
-    return flushed_ == posted_;
-  }
+  DirectTransfers* directTransfers() override { return &direct_; }
+  // Every committed byte and direct transfer was handed to UCX. Not a flush: that would wait for the peer to
+  // acknowledge (over UCX's tcp, a round trip per call); the destructor flushes once.
+  bool sendDrained() override { return posted_ == produced_ && pending_.empty() && direct_.sendsDone(); }
   bool addPollFds(std::vector<pollfd>* fds) override {
     fds->push_back({worker_->sleepFd(), POLLIN, 0});
     return true;
@@ -334,8 +331,6 @@ class UcxConnection final : public StagedStreams {
   ucp_ep_h ep_ = nullptr;
   ucs_status_t failure_ = UCS_OK;
   uint64_t posted_ = 0, freed_ = 0, received_ = 0;
-  ucs_status_ptr_t flush_ = nullptr;  // the flush under way, of the stream up to flushing_
-  uint64_t flushing_ = 0, flushed_ = 0;
   std::deque<PendingSend> pending_;
   void* held_ = nullptr;  // UCX's buffer of received bytes not yet all copied
   size_t heldLength_ = 0, heldTaken_ = 0;
@@ -345,7 +340,6 @@ class UcxConnection final : public StagedStreams {
   bool endArrived_ = false;
   ucs_status_ptr_t endRecv_ = nullptr;
   ucx::TaggedTransfers direct_;
-  bool zeroCopy_ = false;  // whether direct_ is offered: UCX reaches the peer without a socket for its bytes
 };
 
 class UcxTransport final : public Transport {
@@ -374,9 +368,19 @@ class UcxTransport final : public Transport {
       }
       out->push_back(std::move(c));
     }
-    // Endpoints made from addresses finish their wireup through progress: a few rounds start it here, the calls'
-    // progress does the rest.
-    for (int i = 0; i < 100; ++i) worker_->progress();
+    // Endpoints made from addresses finish their wireup through both sides' progress. It is done here, while every
+    // peer connects too: left to the first call that uses a connection, UCX's tcp wires up many endpoints at once
+    // while some ranks are busy elsewhere, and fails some with "Endpoint timeout".
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                               std::chrono::duration<double>(std::min(cfg.timeoutSeconds, 60.0)));
+    for (size_t i = 0; i < out->size(); ++i) {
+      auto* c = static_cast<UcxConnection*>((*out)[i].get());
+      if (Status st = c->wireUp(deadline); !st.isOk()) {
+        if (Status cause = ctx.bootstrap->setupStatus(); !cause.isOk()) return cause;
+        return st;
+      }
+    }
     CHORUS_INFO(kTransport, "ucx: endpoints to %zu peers", peers.size());
     return Status::ok();
   }
