@@ -40,17 +40,19 @@ Settings forcing(const std::string& name) {
   return s;
 }
 
-// Rank `rank` of `nranks` joined through `id` and connected with `transport` forced.
-Status connectRank(const UniqueId& id, int nranks, int rank, const std::string& transport, transport::PeerMesh* mesh) {
+// Rank `rank` of `nranks` joined through `id` and connected with `s` (a transport forced).
+Status connectRank(const UniqueId& id, int nranks, int rank, const Settings& s, transport::PeerMesh* mesh) {
   std::unique_ptr<bootstrap::Bootstrap> bs;
   CHORUS_TRY(bootstrap::Bootstrap::join(id, nranks, rank, &bs));
-  const Settings s = forcing(transport);
   CHORUS_TRY(transport::connectPeerMesh(*bs, rank, nranks, s, mesh));
   return bs->barrier("connected");
 }
+Status connectRank(const UniqueId& id, int nranks, int rank, const std::string& transport, transport::PeerMesh* mesh) {
+  return connectRank(id, nranks, rank, forcing(transport), mesh);
+}
 
 // `nranks` ranks as threads of this process, each rank's mesh in meshes[rank].
-void connectThreads(int nranks, const std::string& transport, std::vector<transport::PeerMesh>* meshes) {
+void connectThreads(int nranks, const Settings& s, std::vector<transport::PeerMesh>* meshes) {
   UniqueId id;
   ASSERT_TRUE(UniqueId::create(&id).isOk());
   meshes->clear();
@@ -58,7 +60,7 @@ void connectThreads(int nranks, const std::string& transport, std::vector<transp
   std::vector<Status> results(nranks);
   std::vector<std::thread> ranks;
   for (int r = 0; r < nranks; ++r)
-    ranks.emplace_back([&, r] { results[r] = connectRank(id, nranks, r, transport, &(*meshes)[r]); });
+    ranks.emplace_back([&, r] { results[r] = connectRank(id, nranks, r, s, &(*meshes)[r]); });
   for (auto& t : ranks) t.join();
   for (int r = 0; r < nranks; ++r) ASSERT_TRUE(results[r].isOk()) << "rank " << r << ": " << results[r].message();
 }
@@ -124,7 +126,7 @@ class TransportConformance : public ::testing::TestWithParam<std::string> {
   }
   // Rank 0's and rank 1's connection to each other.
   void connectPair() {
-    connectThreads(2, GetParam(), &meshes_);
+    connectThreads(2, forcing(GetParam()), &meshes_);
     if (HasFatalFailure()) return;
     a_ = meshes_[0].connections[1].get();
     b_ = meshes_[1].connections[0].get();
@@ -158,7 +160,7 @@ TEST_P(TransportConformance, BothDirectionsAtOnce) {
 // Every rank of four streams to each of the others at once, each rank driving its own connections.
 TEST_P(TransportConformance, ManyConnectionsAtOnce) {
   constexpr int kRanks = 4;
-  connectThreads(kRanks, GetParam(), &meshes_);
+  connectThreads(kRanks, forcing(GetParam()), &meshes_);
   if (HasFatalFailure()) return;
   // Flow (from, to) is driven by both ranks' threads in turn: each side only touches its own connection.
   std::vector<::testing::AssertionResult> results(kRanks, ::testing::AssertionSuccess());
@@ -414,6 +416,22 @@ TEST(TransportRegistry, ForcedTransportsAreChecked) {
       << st.message();
   for (const char* name : {"loopback", "shm", "tcp"})
     EXPECT_NE(transport::transportNameList().find(name), std::string::npos) << name;
+}
+
+// CHORUS_DIRECT_THRESHOLD unset leaves direct transfers on, from the transport's own threshold; 0 turns them off.
+TEST(TransportRegistry, DirectTransfersFollowTheThresholdSetting) {
+  Settings s = forcing("tcp");
+  s.directThreshold = -1;  // unset
+  std::vector<transport::PeerMesh> meshes;
+  connectThreads(2, s, &meshes);
+  if (HasFatalFailure()) return;
+  DirectTransfers* direct = meshes[0].connections[1]->directTransfers();
+  ASSERT_NE(direct, nullptr);
+  EXPECT_EQ(direct->threshold(), size_t{256} << 10);
+  s.directThreshold = 0;
+  connectThreads(2, s, &meshes);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(meshes[0].connections[1]->directTransfers(), nullptr);
 }
 
 }  // namespace

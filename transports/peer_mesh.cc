@@ -22,7 +22,7 @@ std::unique_ptr<Connection> selfConnection(int rank, const Settings& settings) {
   Fifo fifo(memory.get(), fifoBytes, true);
   return std::make_unique<FifoConnection>(
       memory, fifo, fifo, rank, 0, "self",
-      settings.directThreshold > 0 ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone);
+      settings.directTransfersOn() ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone);
 }
 
 // Whether `kind` joins `mine` and `peer`: both opened it, and it reaches (the same answer from either side).

@@ -35,6 +35,9 @@ struct Settings {
   std::string topoFile;             // CHORUS_TOPO_FILE / NCCL_TOPO_FILE
   std::string ncclAlgo;             // NCCL_ALGO (read when CHORUS_ALGO is unset)
   std::string tuningFile;           // CHORUS_TUNING_FILE
+
+  /// Whether connections may offer direct transfers at all (CHORUS_DIRECT_THRESHOLD is not 0).
+  bool directTransfersOn() const { return directThreshold != 0; }
 };
 
 /// One documented setting, for chorus-info and the README.

@@ -49,7 +49,7 @@ class LoopbackTransport final : public Transport {
       Fifo lowToHigh(base, pair->fifoBytes, false), highToLow(base + one, pair->fifoBytes, false);
       out->push_back(std::make_unique<FifoConnection>(
           pair, low ? lowToHigh : highToLow, low ? highToLow : lowToHigh, peer, 0, "loopback",
-          cfg.directThreshold > 0 ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone));
+          cfg.directTransfersOn() ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone));
     }
     return Status::ok();
   }

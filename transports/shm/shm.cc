@@ -184,7 +184,7 @@ class ShmTransport final : public Transport {
       bool low = ctx.rank < peers[i];
       Fifo lowToHigh(base, fifoBytes, false), highToLow(base + one, fifoBytes, false);
       int pid = (*ctx.peers)[peers[i]].pid;
-      const bool direct = ctx.settings->directThreshold > 0 && ctx.settings->shmCma && probe(i)->verdict[0] == 1 &&
+      const bool direct = ctx.settings->directTransfersOn() && ctx.settings->shmCma && probe(i)->verdict[0] == 1 &&
                           probe(i)->verdict[1] == 1;
       directPairs += direct ? 1 : 0;
       out->push_back(std::make_unique<FifoConnection>(

@@ -329,7 +329,7 @@ class TcpTransportImpl final : public Transport {
     out->clear();
     for (size_t i = 0; i < peers.size(); ++i) {
       out->push_back(std::make_unique<TcpConnection>(fds[i], fifoBytesFor(cfg.tcpBufferBytes, ctx.nranks), peers[i],
-                                                     cfg.directThreshold > 0));
+                                                     cfg.directTransfersOn()));
       for (int& fd : fds[i]) fd = -1;  // now owned by the connection
     }
     CHORUS_INFO(kTransport, "tcp: connected to %zu peers, %d sockets each (one for direct transfers)", peers.size(),
