@@ -1,5 +1,5 @@
-// Which UCX endpoints get zero-copy direct transfers: decided from ucp_ep_print_info's lane table, here on the text
-// UCX 1.13 prints for the lanes it picks on one machine.
+// Which UCX endpoints have a zero-copy lane, where tagged transfers pay from smaller messages: decided from
+// ucp_ep_print_info's lane table, here on the text UCX 1.13 prints for the lanes it picks on one machine.
 #include <gtest/gtest.h>
 
 #include "transports/ucx/tagged_transfers.hpp"
