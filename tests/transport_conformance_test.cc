@@ -157,6 +157,41 @@ TEST_P(TransportConformance, BothDirectionsAtOnce) {
   ASSERT_TRUE(drive(flows));
 }
 
+// Small messages keep their order and their boundaries, a head and a body arrive as one message, and peek() shows
+// a message's start without taking it. More messages than a channel holds at once.
+TEST_P(TransportConformance, SmallMessagesArriveWholeAndInOrder) {
+  connectPair();
+  if (HasFatalFailure()) return;
+  transport::SmallMessages* out = a_->smallMessages();
+  transport::SmallMessages* in = b_->smallMessages();
+  if (!out || !in) GTEST_SKIP() << GetParam() << " has no small-message channel";
+  const size_t limit = std::min(out->limit(), in->limit());
+  const uint32_t head = 0xc0ffee;
+  const auto end = Clock::now() + std::chrono::seconds(30);
+  size_t sent = 0, taken = 0;
+  constexpr size_t kMessages = 500;
+  auto sizeOf = [&](size_t k) { return sizeof(head) + k * 37 % (limit - sizeof(head)) + 1; };
+  while (taken < kMessages && Clock::now() < end) {
+    bool moved = false;
+    ASSERT_TRUE(a_->progress(&moved).isOk());
+    ASSERT_TRUE(b_->progress(&moved).isOk());
+    if (sent < kMessages) {
+      const std::vector<std::byte> body = pattern(sizeOf(sent) - sizeof(head), static_cast<int>(sent));
+      if (out->send(&head, sizeof(head), body.data(), body.size())) ++sent;
+    }
+    if (!in->waiting()) continue;
+    uint32_t first = 0;
+    ASSERT_TRUE(in->peek(&first, sizeof(first)));
+    EXPECT_EQ(first, head) << "message " << taken;
+    std::vector<std::byte> got(sizeOf(taken));
+    ASSERT_TRUE(in->recv(got.data(), got.size()));
+    const std::vector<std::byte> body = pattern(got.size() - sizeof(head), static_cast<int>(taken));
+    ASSERT_TRUE(std::equal(body.begin(), body.end(), got.begin() + sizeof(head))) << "message " << taken;
+    ++taken;
+  }
+  EXPECT_EQ(taken, kMessages) << "no progress for 30 s";
+}
+
 // Every rank of four streams to each of the others at once, each rank driving its own connections.
 TEST_P(TransportConformance, ManyConnectionsAtOnce) {
   constexpr int kRanks = 4;

@@ -5,8 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/log.hpp"
-
 namespace chorus::transport::ucx {
 namespace {
 
@@ -45,14 +43,11 @@ std::string describeEndpoint(ucp_ep_h ep) {
   return info;
 }
 
-void TaggedTransfers::start(ucp_ep_h ep) {
+void TaggedTransfers::start(ucp_ep_h ep, bool zeroCopyLane) {
   ep_ = ep;
   // Measured with all_reduce_perf on 2 ranks of one machine: over cross-memory attach, tagged transfers take 0.6x
   // of the stream's time from 32 KiB steps on; over tcp they take up to 3x below 256 KiB steps.
-  const bool zeroCopy = hasZeroCopyLane(describeEndpoint(ep));
-  if (zeroCopy) threshold_ = size_t{32} << 10;
-  CHORUS_INFO(kTransport, "ucx: rank %d: transfers from %zu KiB go as tagged messages%s", peerRank_, threshold_ >> 10,
-              zeroCopy ? ", zero-copy by UCX's rendezvous" : "");
+  if (zeroCopyLane) threshold_ = size_t{32} << 10;
 }
 
 TaggedTransfers::~TaggedTransfers() {

@@ -36,8 +36,9 @@ class TaggedTransfers final : public DirectTransfers {
   TaggedTransfers& operator=(const TaggedTransfers&) = delete;
   ~TaggedTransfers();
 
-  /// Takes the endpoint, once connected, and learns from its lanes from which size the transfers pay.
-  void start(ucp_ep_h ep);
+  /// Takes the endpoint, once connected; from which size transfers pay depends on whether its rendezvous lane is
+  /// zero-copy (hasZeroCopyLane).
+  void start(ucp_ep_h ep, bool zeroCopyLane);
   /// Frees the sends UCX finished; a send that failed is reported here.
   Status progress();
   /// True when every posted send is done.
