@@ -86,6 +86,10 @@ class UcxWorker {
   }
 
   ucp_worker_h worker() const { return worker_; }
+  /// Where an endpoint's error handler records its failure. UCX may call the handler of an endpoint whose
+  /// connection is gone (its endpoint closed, the close still under way in the worker), so the slot lives as long as
+  /// the worker, not the connection.
+  ucs_status_t* failureSlot() { return &failures_.emplace_back(UCS_OK); }
   /// Until when a closing connection may make progress to send its end message: 100 ms from the first close.
   std::chrono::steady_clock::time_point closingDeadline() {
     if (!closingSince_) closingSince_ = std::chrono::steady_clock::now();
@@ -114,6 +118,7 @@ class UcxWorker {
   int eventFd_ = -1;
   int wakeFd_ = -1;
   std::optional<std::chrono::steady_clock::time_point> closingSince_;
+  std::deque<ucs_status_t> failures_;  // one per endpoint; a deque keeps their addresses
 };
 
 class UcxConnection final : public StagedStreams {
@@ -124,6 +129,7 @@ class UcxConnection final : public StagedStreams {
         peerRank_(peerRank),
         peerPid_(samePid),
         memory_(Fifo::allocate(2 * Fifo::bytesFor(fifoBytes))),
+        failure_(worker_->failureSlot()),
         small_(worker_->worker(), rank, peerRank),
         direct_(worker_->worker(), rank, peerRank) {
     placeStreams(memory_, fifoBytes);
@@ -143,7 +149,7 @@ class UcxConnection final : public StagedStreams {
         if (!moved) std::this_thread::yield();
         moved = false;
       }
-      if (failure_ == UCS_OK && !peerClosed()) {
+      if (*failure_ == UCS_OK && !peerClosed()) {
         ucp_request_param_t flush{};
         worker_->wait(ucp().ep_flush_nbx(ep_, &flush),
                       std::chrono::duration<double>(end - std::chrono::steady_clock::now()).count());
@@ -169,10 +175,10 @@ class UcxConnection final : public StagedStreams {
     // UCX's shared-memory transports cannot report a failed peer, and asking for that leaves only tcp between the
     // ranks of one machine; there checkPeer() watches the peer's process instead.
     params.err_mode = peerPid_ > 0 ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
-    params.err_handler.cb = [](void* self, ucp_ep_h, ucs_status_t status) {
-      static_cast<UcxConnection*>(self)->failure_ = status;
+    params.err_handler.cb = [](void* slot, ucp_ep_h, ucs_status_t status) {
+      *static_cast<ucs_status_t*>(slot) = status;
     };
-    params.err_handler.arg = this;
+    params.err_handler.arg = failure_;
     ucs_status_t s = ucp().ep_create(worker_->worker(), &params, &ep_);
     if (s != UCS_OK) return remoteError(ucxError("endpoint to rank " + std::to_string(peerRank_), s));
     // The peer's end message, whenever it comes.
@@ -202,8 +208,8 @@ class UcxConnection final : public StagedStreams {
     *moved = worker_->progress() || *moved;
     CHORUS_TRY(pullIn(moved));
     // An endpoint that fails after the peer said goodbye and all its bytes arrived is the peer leaving, not a fault.
-    if (failure_ != UCS_OK && !peerClosed()) return fail("the endpoint failed", failure_);
-    if (failure_ != UCS_OK) return Status::ok();
+    if (*failure_ != UCS_OK && !peerClosed()) return fail("the endpoint failed", *failure_);
+    if (*failure_ != UCS_OK) return Status::ok();
     CHORUS_TRY(postSends(moved));
     reapSends();
     CHORUS_TRY(small_.progress());
@@ -231,7 +237,7 @@ class UcxConnection final : public StagedStreams {
     // UCX moves it only with progress, which a closing side may not make again: a moment's worth here, shared by
     // all the connections a failing rank closes at once.
     const auto end = worker_->closingDeadline();
-    while (ucp().request_check_status(r) == UCS_INPROGRESS && failure_ == UCS_OK &&
+    while (ucp().request_check_status(r) == UCS_INPROGRESS && *failure_ == UCS_OK &&
            std::chrono::steady_clock::now() < end)
       if (!worker_->progress()) std::this_thread::yield();
   }
@@ -328,7 +334,7 @@ class UcxConnection final : public StagedStreams {
   int rank_, peerRank_, peerPid_;
   void* memory_;
   ucp_ep_h ep_ = nullptr;
-  ucs_status_t failure_ = UCS_OK;
+  ucs_status_t* failure_;  // the worker's slot for this endpoint's error handler
   uint64_t posted_ = 0, freed_ = 0, received_ = 0;
   std::deque<PendingSend> pending_;
   void* held_ = nullptr;  // UCX's buffer of received bytes not yet all copied
