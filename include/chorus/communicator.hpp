@@ -1,31 +1,43 @@
 /// @file communicator.hpp
 /// Communicator: a group of ranks that run collectives together. Blocking calls run in the calling thread and
-/// return when this rank's part is complete; the *Async variants return a Request and run, in call order, on a
-/// per-communicator thread. Calls between groupStart() and groupEnd() run together at groupEnd().
+/// return when this rank's part is complete; the *Async variants return a Request and run on a per-communicator
+/// thread, one after another in call order (a later blocking call waits for them). Calls between groupStart() and
+/// groupEnd() run together at groupEnd(); *Async calls cannot be made inside a group.
 /// As with NCCL, a communicator is used by one thread at a time (abort() excepted); different communicators may be
 /// driven by different threads at once.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "chorus/counters.hpp"
 #include "chorus/request.hpp"
 #include "chorus/status.hpp"
+#include "chorus/store.hpp"
 #include "chorus/types.hpp"
 #include "chorus/unique_id.hpp"
 
 namespace chorus {
 
 class CommImpl;
+namespace bootstrap {
+class Bootstrap;
+}
 
-/// How a communicator runs its calls (NCCL's ncclConfig_t.blocking).
+/// How a communicator runs its calls. Communicators split from it inherit all of it.
 struct CommConfig {
   /// false: create() and every call check their arguments, queue the work and return ErrorCode::kInProgress at once;
   /// the communicator's own thread runs the work in call order, and asyncError() reports kInProgress until all of it
-  /// finished, then ok or the first error. Calls inside a group still run at groupEnd().
+  /// finished, then ok or the first error. Calls inside a group still run at groupEnd() (NCCL's ncclConfig_t.blocking).
   bool blocking = true;
+  /// Seconds a call, or the init, may wait without progress before it fails with ErrorCode::kTimeout (a framework's
+  /// own timeout, as PyTorch's init_process_group(timeout=...)); 0: CHORUS_TIMEOUT.
+  double timeoutSeconds = 0;
+  /// Algorithm rules, in CHORUS_ALGO's syntax ("allreduce:ring;allgather:direct"); empty: CHORUS_ALGO or NCCL_ALGO.
+  std::string algorithm;
 };
 
 class Communicator {
@@ -43,6 +55,11 @@ class Communicator {
   static Status create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out);
   static Status create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out,
                        const CommConfig& config);
+  /// Joins the communicator whose ranks meet under `prefix` in a framework's `store` (PyTorch's c10d::Store, say),
+  /// as `rank` of `nranks`. The prefix keeps communicators of one store apart; each rank must create its
+  /// communicators of one prefix in the same order.
+  static Status create(std::shared_ptr<Store> store, const std::string& prefix, int nranks, int rank,
+                       std::unique_ptr<Communicator>* out, const CommConfig& config = {});
   /// Rank, size and rendezvous from the launcher: torchrun, Open MPI, Slurm, PMI, or CHORUS_COMM_ID.
   static Status createFromEnvironment(std::unique_ptr<Communicator>* out);
   /// N ranks in this process, one communicator each (they must then be driven by N threads or in a group).
@@ -90,17 +107,32 @@ class Communicator {
   Status scatter(const void* send, void* recv, size_t count, DataType type, int root);
   Status send(const void* buf, size_t count, DataType type, int peer);
   Status recv(void* buf, size_t count, DataType type, int peer);
+  /// Returns once every rank has called it.
+  Status barrier();
 
   Request allReduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op);
   Request reduceScatterAsync(const void* send, void* recv, size_t recvCount, DataType type, RedOp op);
   Request allGatherAsync(const void* send, void* recv, size_t sendCount, DataType type);
   Request alltoAllAsync(const void* send, void* recv, size_t count, DataType type);
+  Request alltoAllvAsync(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
+                         const size_t* recvCounts, const size_t* recvDispls, DataType type);
   Request broadcastAsync(const void* send, void* recv, size_t count, DataType type, int root);
+  Request reduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op, int root);
+  Request gatherAsync(const void* send, void* recv, size_t count, DataType type, int root);
+  Request scatterAsync(const void* send, void* recv, size_t count, DataType type, int root);
+  /// As the blocking ones, these run one at a time: two ranks that each send to the other before receiving put
+  /// their Send and Recv in one group (blocking calls), as with NCCL.
+  Request sendAsync(const void* buf, size_t count, DataType type, int peer);
+  Request recvAsync(void* buf, size_t count, DataType type, int peer);
+  Request barrierAsync();
 
   CommImpl& impl() { return *impl_; }
 
  private:
   explicit Communicator(std::shared_ptr<CommImpl> impl);
+  /// create() with the rendezvous `join` makes (a UniqueId's or a store's).
+  static Status createJoining(std::function<Status(std::unique_ptr<bootstrap::Bootstrap>*)> join, int nranks, int rank,
+                              std::unique_ptr<Communicator>* out, const CommConfig& config);
   Status splitInGroup(int color, int key, std::unique_ptr<Communicator>* out);
   std::shared_ptr<CommImpl> impl_;  // shared with groups that queued work on it
 };

@@ -4,18 +4,19 @@
 #include <mutex>
 
 #include "bootstrap/id_layout.hpp"
+#include "bootstrap/user_store.hpp"
 #include "core/log.hpp"
 
 namespace chorus::bootstrap {
 namespace {
 
-// The n-th communicator a rank builds from the same id gets the n-th key space, so ids can be reused (the
-// fixed-address ids of CHORUS_COMM_ID are always the same). Every rank creates them in the same order.
-int nextGeneration(const UniqueId& id, int rank) {
+// The n-th communicator a rank builds from the same id (or store prefix) gets the n-th key space, so ids can be
+// reused (the fixed-address ids of CHORUS_COMM_ID are always the same). Every rank creates them in the same order.
+int nextGeneration(const std::string& name, int rank) {
   static std::mutex mutex;
   static std::map<std::pair<std::string, int>, int> generations;
   std::lock_guard<std::mutex> lock(mutex);
-  return generations[{std::string(id.bytes.data(), id.bytes.size()), rank}]++;
+  return generations[{name, rank}]++;
 }
 
 uint64_t fnv1a(const std::string& s) {
@@ -42,7 +43,21 @@ Status Bootstrap::join(const UniqueId& id, int nranks, int rank, std::unique_ptr
   std::unique_ptr<StoreClient> client;
   CHORUS_TRY(StoreClient::connect(root, l.secret, Deadline::fromSettings(), &client));
   b->store_ = std::move(client);
-  b->namespace_ = std::to_string(l.secret) + "/" + std::to_string(nextGeneration(id, rank));
+  b->namespace_ = std::to_string(l.secret) + "/" +
+                  std::to_string(nextGeneration(std::string(id.bytes.data(), id.bytes.size()), rank));
+  b->rank_ = rank;
+  b->nranks_ = nranks;
+  *out = std::move(b);
+  return Status::ok();
+}
+
+Status Bootstrap::join(std::shared_ptr<Store> store, const std::string& prefix, int nranks, int rank,
+                       std::unique_ptr<Bootstrap>* out) {
+  if (!store) return invalidArgument("create: null store");
+  auto b = std::unique_ptr<Bootstrap>(new Bootstrap());
+  b->store_ = std::make_shared<UserStore>(std::move(store));
+  // The prefix keeps communicators of one store apart; the generation, communicators made again under one prefix.
+  b->namespace_ = "chorus/" + prefix + "/" + std::to_string(nextGeneration("store:" + prefix, rank));
   b->rank_ = rank;
   b->nranks_ = nranks;
   *out = std::move(b);

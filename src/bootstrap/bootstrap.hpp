@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bootstrap/store.hpp"
+#include "chorus/store.hpp"
 #include "chorus/unique_id.hpp"
 
 namespace chorus::bootstrap {
@@ -15,6 +16,9 @@ class Bootstrap {
  public:
   /// Joins the rendezvous of `id` as `rank` of `nranks` (rank 0 starts the root for CHORUS_COMM_ID-style ids).
   static Status join(const UniqueId& id, int nranks, int rank, std::unique_ptr<Bootstrap>* out);
+  /// Joins the rendezvous under `prefix` of a framework's store as `rank` of `nranks`.
+  static Status join(std::shared_ptr<Store> store, const std::string& prefix, int nranks, int rank,
+                     std::unique_ptr<Bootstrap>* out);
 
   /// A bootstrap for a sub-communicator: same store, its own key space.
   std::unique_ptr<Bootstrap> child(const std::string& name, int nranks, int rank) const;
@@ -44,7 +48,7 @@ class Bootstrap {
  private:
   std::string key(const std::string& tag) const { return namespace_ + "/" + tag; }
 
-  std::shared_ptr<StoreClient> store_;
+  std::shared_ptr<KeyValueStore> store_;
   std::string namespace_;
   int rank_ = 0;
   int nranks_ = 0;

@@ -19,24 +19,39 @@ namespace chorus::bootstrap {
 /// already serves is not started twice.
 Status startStoreServer(uint32_t ip, uint16_t port, uint64_t secret, net::Endpoint* bound);
 
-class StoreClient {
+/// What the bootstrap asks of a rendezvous store: chorus's own server (StoreClient) or a framework's store
+/// (UserStore, bootstrap/user_store.hpp).
+class KeyValueStore {
  public:
-  ~StoreClient();
+  virtual ~KeyValueStore() = default;
+  virtual Status set(const std::string& key, const std::string& value) = 0;
+  /// Waits until `key` is set, then returns its value.
+  virtual Status get(const std::string& key, std::string* value, const Deadline& deadline) = 0;
+  /// Adds `delta` to the integer at `key` (0 when absent) and returns the new value.
+  virtual Status add(const std::string& key, int64_t delta, int64_t* result) = 0;
+
+  /// Setup of the communicator whose keys live under `space`: this client's `rank` (of `nranks`) starts it, finishes
+  /// it, or fails it with `why`. Once some rank failed `space`, requests on keys under it fail with the first cause
+  /// (chorus's server also fails them when a rank between join and ready loses its connection). Each returns that
+  /// cause when `space` already failed.
+  virtual Status join(const std::string& space, int rank, int nranks) = 0;
+  virtual Status ready(const std::string& space) = 0;
+  virtual Status fail(const std::string& space, const std::string& why) = 0;
+};
+
+/// A connection to chorus's own store server.
+class StoreClient : public KeyValueStore {
+ public:
+  ~StoreClient() override;
   static Status connect(const net::Endpoint& server, uint64_t secret, const Deadline& deadline,
                         std::unique_ptr<StoreClient>* out);
 
-  Status set(const std::string& key, const std::string& value);
-  /// Waits until `key` is set, then returns its value.
-  Status get(const std::string& key, std::string* value, const Deadline& deadline);
-  /// Adds `delta` to the integer at `key` (0 when absent) and returns the new value.
-  Status add(const std::string& key, int64_t delta, int64_t* result);
-
-  /// Setup of the communicator whose keys live under `space`: this client's `rank` (of `nranks`) starts it, finishes
-  /// it, or fails it with `why`. While a rank is between join and ready, its failure or its lost connection fails every
-  /// request on keys under `space`, with the first cause. Each returns that cause when `space` already failed.
-  Status join(const std::string& space, int rank, int nranks);
-  Status ready(const std::string& space);
-  Status fail(const std::string& space, const std::string& why);
+  Status set(const std::string& key, const std::string& value) override;
+  Status get(const std::string& key, std::string* value, const Deadline& deadline) override;
+  Status add(const std::string& key, int64_t delta, int64_t* result) override;
+  Status join(const std::string& space, int rank, int nranks) override;
+  Status ready(const std::string& space) override;
+  Status fail(const std::string& space, const std::string& why) override;
 
  private:
   Status request(uint32_t op, const std::string& key, const std::string& value, std::string* reply,

@@ -54,7 +54,7 @@ Status StoreClient::request(uint32_t op, const std::string& key, const std::stri
                           (deadline.cancelled() ? "cancellation" : "timeout"));
     }
     // A reply that started arriving is read whole (it follows its first bytes closely).
-    const Deadline rest = Deadline::after(std::min(10.0, settings().timeoutSeconds));
+    const Deadline rest = Deadline::after(std::min(10.0, TimeoutScope::seconds()));
     st = net::recvAll(fd_, &r, sizeof(r), rest);
     if (st.isOk() && r.valueBytes > wire::kMaxValue) st = remoteError("malformed reply");
     if (st.isOk()) {
@@ -105,7 +105,7 @@ Status StoreClient::ready(const std::string& space) {
 Status StoreClient::fail(const std::string& space, const std::string& why) {
   std::string ignored;
   // Said on the way out of a failed init: a root that is gone too must not hold it for long.
-  return request(wire::kFail, space, why, &ignored, Deadline::after(std::min(1.0, settings().timeoutSeconds)));
+  return request(wire::kFail, space, why, &ignored, Deadline::after(std::min(1.0, TimeoutScope::seconds())));
 }
 
 }  // namespace chorus::bootstrap

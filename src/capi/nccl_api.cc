@@ -176,6 +176,12 @@ Status readConfig(const ncclConfig_t* config, ncclConfig_t* out) {
   return Status::ok();
 }
 
+chorus::CommConfig blockingConfig(bool blocking) {
+  chorus::CommConfig config;
+  config.blocking = blocking;
+  return config;
+}
+
 ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, ncclConfig_t* config) {
   if (!out) return report(chorus::invalidArgument("ncclCommInitRank: comm is NULL"));
   ncclConfig_t cfg;
@@ -185,7 +191,7 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int r
   auto* comm = new ncclComm();
   comm->blocking = cfg.blocking != 0;
   comm->cudaDevice = chorus::gpu::currentDevice();
-  Status st = chorus::Communicator::create(uid, nranks, rank, &comm->comm, chorus::CommConfig{comm->blocking});
+  Status st = chorus::Communicator::create(uid, nranks, rank, &comm->comm, blockingConfig(comm->blocking));
   if (st.code() == chorus::ErrorCode::kInProgress) {
     *out = comm;  // nonblocking: the init runs on the communicator's thread, ncclCommGetAsyncError tells its end
     return ncclInProgress;

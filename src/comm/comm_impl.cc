@@ -20,6 +20,7 @@
 #include "topology/local_host.hpp"
 #include "topology/system.hpp"
 #include "transports/peer_mesh.hpp"
+#include "tuner/algo_override.hpp"
 #include "tuner/choice.hpp"
 #include "tuner/costs.hpp"
 
@@ -193,7 +194,9 @@ Status CommImpl::buildSystem() {
   machineOversubscribed_ = myRanks > myCores;
   selector_.costs = tuner::costInputs(costs, anyOversubscribed);
   selector_.deterministic = settings().deterministic;
-  return tuner::rulesFromSettings(&selector_.rules);
+  if (config_.algorithm.empty()) return tuner::rulesFromSettings(&selector_.rules);
+  Status st = tuner::parseAlgoRules(config_.algorithm, &selector_.rules);
+  return st.isOk() ? st : st.withContext("CommConfig.algorithm '" + config_.algorithm + "'");
 }
 
 std::byte* CommImpl::scratch(size_t bytes) {
@@ -285,6 +288,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
     execution_ = std::make_unique<engine::Execution>(
         rank_, [this](int peer) { return connection(peer); }, &aborted_);
     execution_->setSpinIterations(spinIterations_);
+    execution_->setTimeoutSeconds(config_.timeoutSeconds);
   }
   // The same single call on the same buffers as last time: its bound steps are all still valid.
   if (ops.size() == 1 && bound_.matches(ops.front())) {
@@ -466,6 +470,7 @@ Request CommImpl::submitOnStream(std::vector<Operation> ops, std::function<Statu
 Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
   worker_.drain();
   CancelScope cancel(&aborted_);  // abort() ends the exchange below within milliseconds
+  TimeoutScope timeout(config_.timeoutSeconds);
   const std::string tag = "split" + std::to_string(splits_++);
   std::vector<std::string> all;
   CHORUS_TRY(bootstrap_->allGather(tag, std::to_string(color) + " " + std::to_string(key), &all));
@@ -481,7 +486,7 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
   int newRank = 0;
   for (size_t i = 0; i < members.size(); ++i)
     if (std::get<1>(members[i]) == rank_) newRank = static_cast<int>(i);
-  auto child = std::make_unique<CommImpl>(newRank, static_cast<int>(members.size()), blocking_);
+  auto child = std::make_unique<CommImpl>(newRank, static_cast<int>(members.size()), config_);
   {
     // While the child's init waits, an abort of this communicator aborts the child too (see abort()).
     std::lock_guard<std::mutex> lock(splitMutex_);
@@ -510,7 +515,7 @@ void CommImpl::abort() {
   (void)recordFailure(remoteError("the communicator was aborted (ncclCommAbort / Communicator::abort)"));
   // The engine and every init wait look at aborted_ at least every few milliseconds: the calling thread leaves
   // its call, queued work fails at once.
-  if (!gate_.closeAndWait(settings().timeoutSeconds)) {
+  if (!gate_.closeAndWait(config_.timeoutSeconds > 0 ? config_.timeoutSeconds : settings().timeoutSeconds)) {
     CHORUS_WARN(kInit, "abort: a call of rank %d did not leave the communicator", rank_);
     return;
   }

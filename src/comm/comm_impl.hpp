@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "chorus/communicator.hpp"
 #include "chorus/counters.hpp"
 #include "comm/async_worker.hpp"
 #include "comm/operation.hpp"
@@ -25,7 +26,8 @@ namespace chorus {
 
 class CommImpl : public std::enable_shared_from_this<CommImpl> {
  public:
-  CommImpl(int rank, int nranks, bool blocking) : rank_(rank), nranks_(nranks), blocking_(blocking) {}
+  CommImpl(int rank, int nranks, const CommConfig& config)
+      : rank_(rank), nranks_(nranks), blocking_(config.blocking), config_(config) {}
   ~CommImpl();
 
   /// Connects this rank to every peer of the communicator described by `bootstrap`. An abort() ends its waits.
@@ -34,6 +36,9 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void initAsync(std::function<Status()> init);
   bool initialized() const { return initialized_.load(std::memory_order_acquire); }
   bool blocking() const { return blocking_; }
+  const CommConfig& config() const { return config_; }
+  /// The byte a barrier reduces in place (Communicator::barrier); calls of one communicator run one at a time.
+  void* barrierCell() { return &barrierCell_; }
   /// The owner thread's gate: held by every call, closed by abort().
   CallGate& gate() { return gate_; }
 
@@ -113,6 +118,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   int rank_ = 0;
   int nranks_ = 0;
   bool blocking_ = true;
+  CommConfig config_;
+  uint8_t barrierCell_ = 0;
   std::atomic<bool> initialized_{false};
   CallGate gate_;
   mutable std::mutex failureMutex_;

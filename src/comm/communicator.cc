@@ -3,6 +3,7 @@
 #include "bootstrap/launcher.hpp"
 #include "comm/comm_impl.hpp"
 #include "comm/group.hpp"
+#include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "gpu/placement.hpp"
 #include "gpu/stream_calls.hpp"
@@ -37,6 +38,25 @@ Status Communicator::create(const UniqueId& id, int nranks, int rank, std::uniqu
 
 Status Communicator::create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out,
                             const CommConfig& config) {
+  return createJoining(
+      [id, nranks, rank](std::unique_ptr<bootstrap::Bootstrap>* bs) {
+        return bootstrap::Bootstrap::join(id, nranks, rank, bs);
+      },
+      nranks, rank, out, config);
+}
+
+Status Communicator::create(std::shared_ptr<Store> store, const std::string& prefix, int nranks, int rank,
+                            std::unique_ptr<Communicator>* out, const CommConfig& config) {
+  if (!store) return invalidArgument("create: null store");
+  return createJoining(
+      [store, prefix, nranks, rank](std::unique_ptr<bootstrap::Bootstrap>* bs) {
+        return bootstrap::Bootstrap::join(store, prefix, nranks, rank, bs);
+      },
+      nranks, rank, out, config);
+}
+
+Status Communicator::createJoining(std::function<Status(std::unique_ptr<bootstrap::Bootstrap>*)> join, int nranks,
+                                   int rank, std::unique_ptr<Communicator>* out, const CommConfig& config) {
   if (!out) return invalidArgument("create: null output");
   if (nranks < 1 || nranks > kMaxRanks) {
     return invalidArgument("create: nranks " + std::to_string(nranks) + " outside [1, " + std::to_string(kMaxRanks) +
@@ -45,12 +65,15 @@ Status Communicator::create(const UniqueId& id, int nranks, int rank, std::uniqu
   if (rank < 0 || rank >= nranks) {
     return invalidArgument("create: rank " + std::to_string(rank) + " outside [0, " + std::to_string(nranks) + ")");
   }
-  auto comm =
-      std::unique_ptr<Communicator>(new Communicator(std::make_shared<CommImpl>(rank, nranks, config.blocking)));
+  if (!(config.timeoutSeconds >= 0)) {
+    return invalidArgument("create: timeoutSeconds " + std::to_string(config.timeoutSeconds) + " is negative");
+  }
+  auto comm = std::unique_ptr<Communicator>(new Communicator(std::make_shared<CommImpl>(rank, nranks, config)));
   CommImpl* impl = comm->impl_.get();
-  auto init = [impl, id, nranks, rank]() -> Status {
+  auto init = [impl, join = std::move(join)]() -> Status {
+    TimeoutScope timeout(impl->config().timeoutSeconds);  // the rendezvous waits as long as the setup
     std::unique_ptr<bootstrap::Bootstrap> bs;
-    Status st = bootstrap::Bootstrap::join(id, nranks, rank, &bs);
+    Status st = join(&bs);
     if (!st.isOk()) return impl->recordFailure(st);
     return impl->init(std::move(bs));
   };
@@ -120,7 +143,7 @@ Status Communicator::split(int color, int key, std::unique_ptr<Communicator>* ou
 Status Communicator::splitInGroup(int color, int key, std::unique_ptr<Communicator>* out) {
   std::unique_ptr<Communicator> pending;
   if (color != kNoColor)  // a placeholder of one rank, not initialized: calls on it fail until groupEnd
-    pending.reset(new Communicator(std::make_shared<CommImpl>(0, 1, impl_->blocking())));
+    pending.reset(new Communicator(std::make_shared<CommImpl>(0, 1, impl_->config())));
   group::deferInit([parent = impl_, color, key, target = pending.get()]() -> Status {
     std::unique_ptr<CommImpl> child;
     CHORUS_TRY(parent->split(color, key, &child));
@@ -170,21 +193,54 @@ Status run(CommImpl& impl, Operation op) {
   return impl.execute(std::move(op));
 }
 
+Request finished(const Status& st) {
+  auto state = std::make_shared<detail::RequestState>();
+  state->done = true;
+  state->status = st;
+  return Request(state);
+}
+
 Request runAsync(CommImpl& impl, Operation op) {
   OwnerCall call(impl.gate());
-  Status st = !call.entered()                          ? remoteError("the communicator was aborted")
-              : impl.initialized() || !impl.blocking() ? validate(op, impl.rank(), impl.size())
-                                                       : invalidUsage("not initialized");
-  if (st.isOk()) st = gpu::placeOperation(&op, impl.rank(), impl.size());
+  const char* name = algo::collName(op.type);
+  Status st = !call.entered() ? remoteError(std::string(name) + ": the communicator was aborted")
+              : group::active()
+                  ? invalidUsage(std::string(name) + ": an async call inside a group (use the blocking call there)")
+              : impl.initialized() || !impl.blocking()
+                  ? validate(op, impl.rank(), impl.size())
+                  : invalidUsage("communicator is not initialized (did its init fail?)");
+  if (!st.isOk()) return finished(st);
+  // As the blocking call: an empty collective moves nothing (Send/Recv still check their peer's size).
+  const bool p2p = op.type == CollType::kSend || op.type == CollType::kRecv;
+  if (op.count == 0 && !p2p && op.type != CollType::kAlltoAllv) return finished(Status::ok());
+  st = gpu::placeOperation(&op, impl.rank(), impl.size());
   // Device buffers: the call is complete once enqueued on its stream, as the blocking one is.
   if (st.isOk() && op.onDevice) st = gpu::enqueueOnStream(impl, {op});
-  if (!st.isOk() || op.onDevice) {
-    auto state = std::make_shared<detail::RequestState>();
-    state->done = true;
-    state->status = st;
-    return Request(state);
-  }
+  if (!st.isOk() || op.onDevice) return finished(st);
   return impl.submit(std::move(op));
+}
+
+// AlltoAllv's counts and displacements, copied: the caller's arrays may be gone before an async call runs.
+Status variableOperation(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
+                         const size_t* recvCounts, const size_t* recvDispls, DataType type, int nranks,
+                         Operation* out) {
+  if (!sendCounts || !sendDispls || !recvCounts || !recvDispls) {
+    return invalidArgument("AlltoAllv: null counts or displacements");
+  }
+  *out = makeOp(CollType::kAlltoAllv, send, recv, 0, type);
+  const size_t n = static_cast<size_t>(nranks);
+  auto layout = std::make_shared<algo::VariableLayout>();
+  layout->sendCounts.assign(sendCounts, sendCounts + n);
+  layout->sendDispls.assign(sendDispls, sendDispls + n);
+  layout->recvCounts.assign(recvCounts, recvCounts + n);
+  layout->recvDispls.assign(recvDispls, recvDispls + n);
+  out->variable = std::move(layout);
+  return Status::ok();
+}
+
+// A barrier is an AllReduce of one byte, in place in the communicator's own cell (its value means nothing).
+Operation barrierOperation(CommImpl& impl) {
+  return makeOp(CollType::kAllReduce, impl.barrierCell(), impl.barrierCell(), 1, DataType::kUint8, RedOp::max());
 }
 }  // namespace
 
@@ -202,17 +258,8 @@ Status Communicator::alltoAll(const void* send, void* recv, size_t count, DataTy
 }
 Status Communicator::alltoAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
                                const size_t* recvCounts, const size_t* recvDispls, DataType type) {
-  if (!sendCounts || !sendDispls || !recvCounts || !recvDispls) {
-    return invalidArgument("AlltoAllv: null counts or displacements");
-  }
-  Operation op = makeOp(CollType::kAlltoAllv, send, recv, 0, type);
-  const size_t n = static_cast<size_t>(size());
-  auto layout = std::make_shared<algo::VariableLayout>();
-  layout->sendCounts.assign(sendCounts, sendCounts + n);
-  layout->sendDispls.assign(sendDispls, sendDispls + n);
-  layout->recvCounts.assign(recvCounts, recvCounts + n);
-  layout->recvDispls.assign(recvDispls, recvDispls + n);
-  op.variable = std::move(layout);
+  Operation op;
+  CHORUS_TRY(variableOperation(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, size(), &op));
   return run(*impl_, std::move(op));
 }
 Status Communicator::broadcast(const void* send, void* recv, size_t count, DataType type, int root) {
@@ -233,6 +280,7 @@ Status Communicator::send(const void* buf, size_t count, DataType type, int peer
 Status Communicator::recv(void* buf, size_t count, DataType type, int peer) {
   return run(*impl_, makeOp(CollType::kRecv, nullptr, buf, count, type, {}, peer));
 }
+Status Communicator::barrier() { return run(*impl_, barrierOperation(*impl_)); }
 
 Request Communicator::allReduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op) {
   return runAsync(*impl_, makeOp(CollType::kAllReduce, send, recv, count, type, op));
@@ -246,8 +294,30 @@ Request Communicator::allGatherAsync(const void* send, void* recv, size_t sendCo
 Request Communicator::alltoAllAsync(const void* send, void* recv, size_t count, DataType type) {
   return runAsync(*impl_, makeOp(CollType::kAlltoAll, send, recv, count, type));
 }
+Request Communicator::alltoAllvAsync(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
+                                     const size_t* recvCounts, const size_t* recvDispls, DataType type) {
+  Operation op;
+  Status st = variableOperation(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, size(), &op);
+  return st.isOk() ? runAsync(*impl_, std::move(op)) : finished(st);
+}
 Request Communicator::broadcastAsync(const void* send, void* recv, size_t count, DataType type, int root) {
   return runAsync(*impl_, makeOp(CollType::kBroadcast, send, recv, count, type, {}, root));
 }
+Request Communicator::reduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op, int root) {
+  return runAsync(*impl_, makeOp(CollType::kReduce, send, recv, count, type, op, root));
+}
+Request Communicator::gatherAsync(const void* send, void* recv, size_t count, DataType type, int root) {
+  return runAsync(*impl_, makeOp(CollType::kGather, send, recv, count, type, {}, root));
+}
+Request Communicator::scatterAsync(const void* send, void* recv, size_t count, DataType type, int root) {
+  return runAsync(*impl_, makeOp(CollType::kScatter, send, recv, count, type, {}, root));
+}
+Request Communicator::sendAsync(const void* buf, size_t count, DataType type, int peer) {
+  return runAsync(*impl_, makeOp(CollType::kSend, buf, nullptr, count, type, {}, peer));
+}
+Request Communicator::recvAsync(void* buf, size_t count, DataType type, int peer) {
+  return runAsync(*impl_, makeOp(CollType::kRecv, nullptr, buf, count, type, {}, peer));
+}
+Request Communicator::barrierAsync() { return runAsync(*impl_, barrierOperation(*impl_)); }
 
 }  // namespace chorus

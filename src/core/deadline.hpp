@@ -15,7 +15,25 @@ namespace chorus {
 namespace detail {
 // initial-exec: reading it costs one load, no TLS lookup call.
 [[gnu::tls_model("initial-exec")]] inline thread_local const std::atomic<bool>* tCancelFlag = nullptr;
+inline thread_local double tTimeoutSeconds = 0;  // 0: CHORUS_TIMEOUT
 }  // namespace detail
+
+/// While alive, Deadline::fromSettings() on this thread means `seconds` (a communicator's own timeout, set in its
+/// CommConfig) instead of CHORUS_TIMEOUT; 0 keeps the setting.
+class TimeoutScope {
+ public:
+  explicit TimeoutScope(double seconds) : previous_(detail::tTimeoutSeconds) {
+    if (seconds > 0) detail::tTimeoutSeconds = seconds;
+  }
+  ~TimeoutScope() { detail::tTimeoutSeconds = previous_; }
+  TimeoutScope(const TimeoutScope&) = delete;
+  TimeoutScope& operator=(const TimeoutScope&) = delete;
+  /// The timeout in force on this thread, in seconds.
+  static double seconds() { return detail::tTimeoutSeconds > 0 ? detail::tTimeoutSeconds : settings().timeoutSeconds; }
+
+ private:
+  double previous_;
+};
 
 /// While alive, Deadlines created on this thread expire once `*flag` is true.
 class CancelScope {
@@ -39,8 +57,8 @@ class Deadline {
     return Deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)),
                     detail::tCancelFlag);
   }
-  /// The deadline of CHORUS_TIMEOUT seconds from now.
-  static Deadline fromSettings() { return after(settings().timeoutSeconds); }
+  /// The deadline of CHORUS_TIMEOUT seconds from now (or of the communicator's own timeout, see TimeoutScope).
+  static Deadline fromSettings() { return after(TimeoutScope::seconds()); }
 
   bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
   bool expired() const { return cancelled() || Clock::now() >= end_; }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -572,6 +573,12 @@ std::string Execution::pendingPeers() const {
 
 namespace {
 
+std::string formatSeconds(double seconds) {
+  char text[32];
+  snprintf(text, sizeof(text), "%g", seconds);
+  return text;
+}
+
 Status failure(const Execution* e, const Status& st) {
   Status out =
       st.withContext(e->description() + " on rank " + std::to_string(e->rank()) + ", waiting for " + e->pendingPeers());
@@ -593,12 +600,15 @@ Status round(std::span<Execution* const> executions, bool* allDone, bool* moved)
 }
 
 // The wait after the spin: yields the core (or sleeps in poll() on sockets) until something moves, checks that the
-// peers live, and ends with an error when nothing moved for CHORUS_TIMEOUT. Returns at the first progress (the
-// caller spins again: the next message is often close behind) with *done telling whether everything finished.
+// peers live, and ends with an error when nothing moved for the timeout (CHORUS_TIMEOUT, or the shortest
+// communicator's own). Returns at the first progress (the caller spins again: the next message is often close
+// behind) with *done telling whether everything finished.
 Status waitPastSpin(std::span<Execution* const> executions, bool* done) {
-  const Settings& cfg = settings();
+  double timeout = settings().timeoutSeconds;
+  for (Execution* e : executions)
+    if (e->timeoutSeconds() > 0) timeout = std::min(timeout, e->timeoutSeconds());
   const auto idleSince = std::chrono::steady_clock::now();
-  const Deadline deadline = Deadline::after(cfg.timeoutSeconds);
+  const Deadline deadline = Deadline::after(timeout);
   auto lastLiveness = idleSince;
   std::vector<pollfd> pollFds;
   for (uint64_t idle = 1;; ++idle) {
@@ -630,8 +640,9 @@ Status waitPastSpin(std::span<Execution* const> executions, bool* done) {
     if (deadline.expired()) {
       for (Execution* e : executions) {
         if (!e->done()) {
-          return failure(e, timeoutError("timed out after " + std::to_string(static_cast<int>(cfg.timeoutSeconds)) +
-                                         " s (CHORUS_TIMEOUT)"));
+          return failure(
+              e, timeoutError("timed out after " + formatSeconds(timeout) +
+                              (e->timeoutSeconds() > 0 ? " s (the communicator's timeout)" : " s (CHORUS_TIMEOUT)")));
         }
       }
     }

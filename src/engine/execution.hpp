@@ -63,6 +63,9 @@ class Execution {
   /// Polls before a waiting rank starts yielding its core (small when ranks outnumber cores).
   void setSpinIterations(int64_t spins) { spinIterations_ = spins; }
   int64_t spinIterations() const { return spinIterations_; }
+  /// Seconds a wait without progress lasts before the call fails (0: CHORUS_TIMEOUT).
+  void setTimeoutSeconds(double seconds) { timeoutSeconds_ = seconds; }
+  double timeoutSeconds() const { return timeoutSeconds_; }
   int rank() const { return rank_; }
 
  private:
@@ -159,6 +162,7 @@ class Execution {
   bool traceSteps_ = false;  // CHORUS_DEBUG=TRACE with ENGINE: one line per finished step
   bool drained_ = true;
   int64_t spinIterations_ = 0;
+  double timeoutSeconds_ = 0;
   int64_t directThreshold_ = -1;  // CHORUS_DIRECT_THRESHOLD; -1: each connection's own
   bool checkCalls_ = true;        // CHORUS_CHECK_CALLS
   bool signed_ = false;           // this call sends and checks headers
