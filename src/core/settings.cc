@@ -39,7 +39,7 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_IB_BUFFER", "", "4194304", "bytes of each ib staging FIFO and ring (one each per direction per peer)"},
     {"CHORUS_DIRECT_THRESHOLD", "", "",
      "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off "
-     "(unset: each transport's own, 256 KiB; 32 KiB for ucx where UCX has a zero-copy lane)"},
+     "(unset: each transport's own, 256 KiB)"},
     {"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
     {"CHORUS_ALGO", "", "",
      "force or exclude algorithms: [^][collective:]name[@lo-hi], comma separated (e.g. allreduce:ring@1M-)"},

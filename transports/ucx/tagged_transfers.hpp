@@ -36,9 +36,8 @@ class TaggedTransfers final : public DirectTransfers {
   TaggedTransfers& operator=(const TaggedTransfers&) = delete;
   ~TaggedTransfers();
 
-  /// Takes the endpoint, once connected; from which size transfers pay depends on whether its rendezvous lane is
-  /// zero-copy (hasZeroCopyLane).
-  void start(ucp_ep_h ep, bool zeroCopyLane);
+  /// Takes the endpoint, once connected.
+  void start(ucp_ep_h ep);
   /// Frees the sends UCX finished; a send that failed is reported here.
   Status progress();
   /// True when every posted send is done.
@@ -49,7 +48,6 @@ class TaggedTransfers final : public DirectTransfers {
   uint64_t post(const Registration& region, size_t offset, size_t bytes) override;
   uint64_t acked() override;
   Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* done) override;
-  size_t threshold() const override { return threshold_; }
 
  private:
   struct Arrival {
@@ -68,7 +66,6 @@ class TaggedTransfers final : public DirectTransfers {
   ucp_worker_h worker_;
   int rank_, peerRank_;
   ucp_ep_h ep_ = nullptr;
-  size_t threshold_ = DirectTransfers::threshold();
   // Sending side.
   uint32_t sendSequence_ = 0;
   uint64_t posted_ = 0, acked_ = 0;

@@ -197,7 +197,7 @@ class UcxConnection final : public StagedStreams {
     // they took up to 1.8x, and the stream carries small steps there.
     zeroCopyLane_ = ucx::hasZeroCopyLane(ucx::describeEndpoint(ep_));
     small_.start(ep_);
-    direct_.start(ep_, zeroCopyLane_);
+    direct_.start(ep_);
     CHORUS_INFO(kTransport, "ucx: rank %d: %s, transfers from %zu KiB as tagged messages", peerRank_,
                 zeroCopyLane_ ? "zero-copy lane, small messages tagged" : "no zero-copy lane",
                 direct_.threshold() >> 10);
