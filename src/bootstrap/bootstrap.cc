@@ -53,7 +53,6 @@ Status Bootstrap::join(const UniqueId& id, int nranks, int rank, std::unique_ptr
 
 Status Bootstrap::join(std::shared_ptr<Store> store, const std::string& prefix, int nranks, int rank,
                        std::unique_ptr<Bootstrap>* out) {
-  if (!store) return invalidArgument("create: null store");
   auto b = std::unique_ptr<Bootstrap>(new Bootstrap());
   b->store_ = std::make_shared<UserStore>(std::move(store));
   // The prefix keeps communicators of one store apart; the generation, communicators made again under one prefix.

@@ -515,7 +515,7 @@ void CommImpl::abort() {
   (void)recordFailure(remoteError("the communicator was aborted (ncclCommAbort / Communicator::abort)"));
   // The engine and every init wait look at aborted_ at least every few milliseconds: the calling thread leaves
   // its call, queued work fails at once.
-  if (!gate_.closeAndWait(config_.timeoutSeconds > 0 ? config_.timeoutSeconds : settings().timeoutSeconds)) {
+  if (!gate_.closeAndWait(timeoutOr(config_.timeoutSeconds))) {
     CHORUS_WARN(kInit, "abort: a call of rank %d did not leave the communicator", rank_);
     return;
   }

@@ -167,6 +167,13 @@ TrafficCounters Communicator::counters() const { return impl_->counters(); }
 void Communicator::resetCounters() { impl_->resetCounters(); }
 
 namespace {
+// An empty collective moves nothing on any rank (NCCL treats count 0 as a no-op). Send/Recv still go through: their
+// size check catches a peer that expects data.
+bool movesNothing(const Operation& op) {
+  const bool p2p = op.type == CollType::kSend || op.type == CollType::kRecv;
+  return op.count == 0 && !p2p && op.type != CollType::kAlltoAllv;
+}
+
 Status run(CommImpl& impl, Operation op) {
   OwnerCall call(impl.gate());
   if (!call.entered()) return remoteError(std::string(algo::collName(op.type)) + ": the communicator was aborted");
@@ -175,10 +182,7 @@ Status run(CommImpl& impl, Operation op) {
     return invalidUsage("communicator is not initialized (did its init fail?)");
   }
   CHORUS_TRY(validate(op, impl.rank(), impl.size()));
-  // An empty collective moves nothing on any rank (NCCL treats count 0 as a no-op). Send/Recv still go through:
-  // their size check catches a peer that expects data.
-  const bool p2p = op.type == CollType::kSend || op.type == CollType::kRecv;
-  if (op.count == 0 && !p2p && op.type != CollType::kAlltoAllv) return Status::ok();
+  if (movesNothing(op)) return Status::ok();
   CHORUS_TRY(gpu::placeOperation(&op, impl.rank(), impl.size()));
   if (group::active()) {
     group::deferOperation(&impl, std::move(op));
@@ -210,9 +214,7 @@ Request runAsync(CommImpl& impl, Operation op) {
                   ? validate(op, impl.rank(), impl.size())
                   : invalidUsage("communicator is not initialized (did its init fail?)");
   if (!st.isOk()) return finished(st);
-  // As the blocking call: an empty collective moves nothing (Send/Recv still check their peer's size).
-  const bool p2p = op.type == CollType::kSend || op.type == CollType::kRecv;
-  if (op.count == 0 && !p2p && op.type != CollType::kAlltoAllv) return finished(Status::ok());
+  if (movesNothing(op)) return finished(Status::ok());
   st = gpu::placeOperation(&op, impl.rank(), impl.size());
   // Device buffers: the call is complete once enqueued on its stream, as the blocking one is.
   if (st.isOk() && op.onDevice) st = gpu::enqueueOnStream(impl, {op});

@@ -18,6 +18,9 @@ namespace detail {
 inline thread_local double tTimeoutSeconds = 0;  // 0: CHORUS_TIMEOUT
 }  // namespace detail
 
+/// A communicator's own timeout when it has one (`seconds` > 0), else CHORUS_TIMEOUT.
+inline double timeoutOr(double seconds) { return seconds > 0 ? seconds : settings().timeoutSeconds; }
+
 /// While alive, Deadline::fromSettings() on this thread means `seconds` (a communicator's own timeout, set in its
 /// CommConfig) instead of CHORUS_TIMEOUT; 0 keeps the setting.
 class TimeoutScope {
@@ -29,7 +32,7 @@ class TimeoutScope {
   TimeoutScope(const TimeoutScope&) = delete;
   TimeoutScope& operator=(const TimeoutScope&) = delete;
   /// The timeout in force on this thread, in seconds.
-  static double seconds() { return detail::tTimeoutSeconds > 0 ? detail::tTimeoutSeconds : settings().timeoutSeconds; }
+  static double seconds() { return timeoutOr(detail::tTimeoutSeconds); }
 
  private:
   double previous_;
