@@ -12,6 +12,7 @@
 
 #include "chorus/communicator.hpp"
 #include "chorus/store.hpp"
+#include "core/settings.hpp"
 
 namespace chorus {
 namespace {
@@ -248,6 +249,24 @@ TEST(CommunicatorSettings, TimeoutEndsACallThatNoPeerJoins) {
   EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.message();
   EXPECT_NE(st.message().find("the communicator's timeout"), std::string::npos) << st.message();
   EXPECT_LT(secondsSince(start), 10.0);
+  for (auto& c : comms) c->abort();
+}
+
+TEST(CommunicatorSettings, ALongerTimeoutThanTheSettingHolds) {
+  setenv("CHORUS_TIMEOUT", "0.2", 1);
+  reloadSettings();
+  CommConfig config;
+  config.timeoutSeconds = 1.5;
+  auto comms = commsWith(2, config);
+  ASSERT_TRUE(comms[0] && comms[1]);
+  float x = 1;
+  const auto start = Clock::now();
+  Status st = comms[0]->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum());  // rank 1 never calls
+  const double waited = secondsSince(start);
+  unsetenv("CHORUS_TIMEOUT");
+  reloadSettings();
+  EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.message();
+  EXPECT_GE(waited, 1.4) << st.message();
   for (auto& c : comms) c->abort();
 }
 

@@ -600,13 +600,12 @@ Status round(std::span<Execution* const> executions, bool* allDone, bool* moved)
 }
 
 // The wait after the spin: yields the core (or sleeps in poll() on sockets) until something moves, checks that the
-// peers live, and ends with an error when nothing moved for the timeout (CHORUS_TIMEOUT, or the shortest
-// communicator's own). Returns at the first progress (the caller spins again: the next message is often close
+// peers live, and ends with an error when nothing moved for the timeout (each communicator's own, else CHORUS_TIMEOUT;
+// the shortest of a group's). Returns at the first progress (the caller spins again: the next message is often close
 // behind) with *done telling whether everything finished.
 Status waitPastSpin(std::span<Execution* const> executions, bool* done) {
-  double timeout = settings().timeoutSeconds;
-  for (Execution* e : executions)
-    if (e->timeoutSeconds() > 0) timeout = std::min(timeout, e->timeoutSeconds());
+  double timeout = executions.empty() ? timeoutOr(0) : timeoutOr(executions[0]->timeoutSeconds());
+  for (Execution* e : executions) timeout = std::min(timeout, timeoutOr(e->timeoutSeconds()));
   const auto idleSince = std::chrono::steady_clock::now();
   const Deadline deadline = Deadline::after(timeout);
   auto lastLiveness = idleSince;
