@@ -238,36 +238,37 @@ std::vector<std::unique_ptr<Communicator>> commsWith(int n, const CommConfig& co
   return comms;
 }
 
-TEST(CommunicatorSettings, TimeoutEndsACallThatNoPeerJoins) {
+// Rank 0 of two with `timeoutSeconds` calls AllReduce, rank 1 never does: the call's status and how long it waited.
+Status callThatNoPeerJoins(double timeoutSeconds, double* waited) {
   CommConfig config;
-  config.timeoutSeconds = 0.5;
+  config.timeoutSeconds = timeoutSeconds;
   auto comms = commsWith(2, config);
-  ASSERT_TRUE(comms[0] && comms[1]);
+  if (!comms[0] || !comms[1]) return internalError("create failed");
   float x = 1;
   const auto start = Clock::now();
-  Status st = comms[0]->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum());  // rank 1 never calls
+  Status st = comms[0]->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum());
+  *waited = secondsSince(start);
+  for (auto& c : comms) c->abort();
+  return st;
+}
+
+TEST(CommunicatorSettings, TimeoutEndsACallThatNoPeerJoins) {
+  double waited = 0;
+  Status st = callThatNoPeerJoins(0.5, &waited);
   EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.message();
   EXPECT_NE(st.message().find("the communicator's timeout"), std::string::npos) << st.message();
-  EXPECT_LT(secondsSince(start), 10.0);
-  for (auto& c : comms) c->abort();
+  EXPECT_LT(waited, 10.0);
 }
 
 TEST(CommunicatorSettings, ALongerTimeoutThanTheSettingHolds) {
   setenv("CHORUS_TIMEOUT", "0.2", 1);
   reloadSettings();
-  CommConfig config;
-  config.timeoutSeconds = 1.5;
-  auto comms = commsWith(2, config);
-  ASSERT_TRUE(comms[0] && comms[1]);
-  float x = 1;
-  const auto start = Clock::now();
-  Status st = comms[0]->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum());  // rank 1 never calls
-  const double waited = secondsSince(start);
+  double waited = 0;
+  Status st = callThatNoPeerJoins(1.5, &waited);
   unsetenv("CHORUS_TIMEOUT");
   reloadSettings();
   EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.message();
   EXPECT_GE(waited, 1.4) << st.message();
-  for (auto& c : comms) c->abort();
 }
 
 TEST(CommunicatorSettings, AlgorithmRulesApplyToThisCommunicatorAndItsSplits) {
