@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -150,6 +151,65 @@ TEST(AsyncCalls, InsideAGroupAreRejected) {
   ASSERT_TRUE(groupEnd().isOk());
   EXPECT_EQ(st.code(), ErrorCode::kInvalidUsage);
   EXPECT_NE(st.message().find("inside a group"), std::string::npos) << st.message();
+}
+
+TEST(AsyncGroups, SendsAndRecvsBothWaysRunOffTheCallersThread) {
+  constexpr int n = 4;
+  auto comms = localComms(n);
+  expectAllPassed(onThreads(n, [&](int r) -> std::string {
+    Communicator& c = *comms[r];
+    // Every rank sends before it receives, both ways around the ring: only a group keeps that from deadlocking.
+    std::vector<int32_t> out(1 << 18, r), fromPrev(1 << 18, -1), fromNext(1 << 18, -1);
+    const int next = (r + 1) % n, prev = (r + n - 1) % n;
+    if (!groupStart().isOk()) return "groupStart";
+    for (int peer : {next, prev})
+      if (Status st = c.send(out.data(), out.size(), DataType::kInt32, peer); !st.isOk()) return failed("send", st);
+    (void)c.recv(fromPrev.data(), fromPrev.size(), DataType::kInt32, prev);
+    (void)c.recv(fromNext.data(), fromNext.size(), DataType::kInt32, next);
+    Request group = groupEndAsync();
+    if (Status st = group.wait(); !st.isOk()) return failed("group", st);
+    if (fromPrev.back() != prev || fromNext.back() != next) return "wrong data";
+    return "";
+  }));
+}
+
+TEST(AsyncGroups, OnlyOneCommunicatorsOperationsAtTheOutermostLevel) {
+  auto comms = localComms(2);
+  float x = 1;
+  EXPECT_EQ(groupEndAsync().wait().code(), ErrorCode::kInvalidUsage);
+  ASSERT_TRUE(groupStart().isOk());
+  ASSERT_TRUE(groupStart().isOk());
+  EXPECT_EQ(groupEndAsync().wait().code(), ErrorCode::kInvalidUsage);
+  ASSERT_TRUE(comms[0]->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk());
+  ASSERT_TRUE(comms[1]->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk());
+  Status st = groupEndAsync().wait();
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidUsage);
+  EXPECT_NE(st.message().find("one communicator"), std::string::npos) << st.message();
+  EXPECT_TRUE(groupEndAsync().wait().code() == ErrorCode::kInvalidUsage);  // no group is open any more
+}
+
+TEST(RequestCallbacks, RunOnceWithTheStatusWhenTheCallFinished) {
+  constexpr int n = 2;
+  auto comms = localComms(n);
+  expectAllPassed(onThreads(n, [&](int r) -> std::string {
+    // Shared: the callback may still be returning on the communicator's thread when this one goes on.
+    auto done = std::make_shared<std::promise<Status>>();
+    auto calls = std::make_shared<std::atomic<int>>(0);
+    std::vector<float> x(1024, 1.0f);
+    if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // rank 0's callback is set before
+    Request req = comms[r]->allReduceAsync(x.data(), x.data(), x.size(), DataType::kFloat32, RedOp::sum());
+    req.onComplete([done, calls](const Status& st) {
+      calls->fetch_add(1);
+      done->set_value(st);
+    });
+    if (Status st = done->get_future().get(); !st.isOk()) return failed("callback", st);
+    if (!req.test() || calls->load() != 1) return "callback before completion, or twice";
+    if (x[0] != 2.0f) return "callback before the result was written";
+    // A finished request calls back at once, on this thread.
+    bool now = false;
+    req.onComplete([&](const Status&) { now = true; });
+    return now ? "" : "no callback for a finished request";
+  }));
 }
 
 TEST(Barrier, NoRankLeavesBeforeTheLastArrives) {

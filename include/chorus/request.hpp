@@ -2,6 +2,7 @@
 /// Request: the handle of an asynchronous operation.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "chorus/status.hpp"
@@ -21,6 +22,11 @@ class Request {
   Status wait();
   /// True once the operation finished (wait() then returns without blocking).
   bool test() const;
+  /// Calls `callback` with the operation's status once it finished: at once, in this thread, when it has already;
+  /// otherwise on the thread that completes it (the communicator's), which runs nothing else meanwhile, so the
+  /// callback must be short and must not call into the same communicator. One callback per Request; a later call
+  /// replaces an earlier one not yet called. A framework's futures (PyTorch's Work::getFuture) complete this way.
+  void onComplete(std::function<void(const Status&)> callback);
 
  private:
   std::shared_ptr<detail::RequestState> state_;

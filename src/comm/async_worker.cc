@@ -11,6 +11,13 @@ AsyncWorker::~AsyncWorker() {
   if (thread_.joinable()) thread_.join();
 }
 
+Request finishedRequest(const Status& st) {
+  auto state = std::make_shared<detail::RequestState>();
+  state->done = true;
+  state->status = st;
+  return Request(state);
+}
+
 Request AsyncWorker::submit(std::function<Status()> work, Kind kind) {
   auto state = std::make_shared<detail::RequestState>();
   {
@@ -55,12 +62,15 @@ void AsyncWorker::loop() {
     busy_ = true;
     lock.unlock();
     Status st = item.work();
+    std::function<void(const Status&)> callback;
     {
       std::lock_guard<std::mutex> stateLock(item.state->mutex);
       item.state->status = st;
       item.state->done = true;
+      callback = std::move(item.state->onComplete);
     }
     item.state->cv.notify_all();
+    if (callback) callback(st);
     lock.lock();
     if (!st.isOk() && firstError_.isOk()) firstError_ = st;
     if (item.kind == kForeground) --foreground_;
@@ -80,6 +90,21 @@ bool Request::test() const {
   if (!state_) return true;
   std::lock_guard<std::mutex> lock(state_->mutex);
   return state_->done;
+}
+
+void Request::onComplete(std::function<void(const Status&)> callback) {
+  if (!state_) {
+    callback(Status::ok());
+    return;
+  }
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  if (!state_->done) {
+    state_->onComplete = std::move(callback);
+    return;
+  }
+  Status st = state_->status;
+  lock.unlock();
+  callback(st);
 }
 
 }  // namespace chorus

@@ -19,8 +19,12 @@ struct RequestState {
   std::condition_variable cv;
   bool done = false;
   Status status;
+  std::function<void(const Status&)> onComplete;  // Request::onComplete's callback, until done
 };
 }  // namespace detail
+
+/// A Request that is finished already, with `st`.
+Request finishedRequest(const Status& st);
 
 class AsyncWorker {
  public:

@@ -447,9 +447,13 @@ Status CommImpl::runLogged(const std::vector<Operation>& ops) {
 }
 
 Request CommImpl::submit(Operation op) {
-  return worker_.submit([this, op]() mutable {
-    std::vector<Operation> ops;
-    ops.push_back(std::move(op));
+  std::vector<Operation> ops;
+  ops.push_back(std::move(op));
+  return submit(std::move(ops));
+}
+
+Request CommImpl::submit(std::vector<Operation> ops) {
+  return worker_.submit([this, ops = std::move(ops)] {
     std::lock_guard<std::mutex> lock(executionMutex_);
     return runLogged(ops);
   });

@@ -62,6 +62,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Runs one operation in the calling thread, after any queued async work.
   Status execute(Operation op);
   Request submit(Operation op);
+  /// Queues `ops` to run together, as one group, on the communicator's thread.
+  Request submit(std::vector<Operation> ops);
   /// Queues `ops` (on host buffers) behind the communicator's other work, to run once `ready` returned ok (it may
   /// still complete the operations, with what only then is known): the
   /// stream half of a call on device buffers (gpu/stream_calls.hpp). Unlike submit(), such work does not make a

@@ -197,13 +197,6 @@ Status run(CommImpl& impl, Operation op) {
   return impl.execute(std::move(op));
 }
 
-Request finished(const Status& st) {
-  auto state = std::make_shared<detail::RequestState>();
-  state->done = true;
-  state->status = st;
-  return Request(state);
-}
-
 Request runAsync(CommImpl& impl, Operation op) {
   OwnerCall call(impl.gate());
   const char* name = algo::collName(op.type);
@@ -213,12 +206,12 @@ Request runAsync(CommImpl& impl, Operation op) {
               : impl.initialized() || !impl.blocking()
                   ? validate(op, impl.rank(), impl.size())
                   : invalidUsage("communicator is not initialized (did its init fail?)");
-  if (!st.isOk()) return finished(st);
-  if (movesNothing(op)) return finished(Status::ok());
+  if (!st.isOk()) return finishedRequest(st);
+  if (movesNothing(op)) return finishedRequest(Status::ok());
   st = gpu::placeOperation(&op, impl.rank(), impl.size());
   // Device buffers: the call is complete once enqueued on its stream, as the blocking one is.
   if (st.isOk() && op.onDevice) st = gpu::enqueueOnStream(impl, {op});
-  if (!st.isOk() || op.onDevice) return finished(st);
+  if (!st.isOk() || op.onDevice) return finishedRequest(st);
   return impl.submit(std::move(op));
 }
 
@@ -300,7 +293,7 @@ Request Communicator::alltoAllvAsync(const void* send, const size_t* sendCounts,
                                      const size_t* recvCounts, const size_t* recvDispls, DataType type) {
   Operation op;
   Status st = variableOperation(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, size(), &op);
-  return st.isOk() ? runAsync(*impl_, std::move(op)) : finished(st);
+  return st.isOk() ? runAsync(*impl_, std::move(op)) : finishedRequest(st);
 }
 Request Communicator::broadcastAsync(const void* send, void* recv, size_t count, DataType type, int root) {
   return runAsync(*impl_, makeOp(CollType::kBroadcast, send, recv, count, type, {}, root));

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "chorus/communicator.hpp"
+#include "comm/async_worker.hpp"
 #include "core/log.hpp"
 #include "gpu/stream_calls.hpp"
 
@@ -119,6 +120,34 @@ Status groupEnd() {
   if (!inits.empty()) CHORUS_TRY(runInits(inits));
   if (!ops.empty()) CHORUS_TRY(runOperations(ops));
   return Status::ok();
+}
+
+Request groupEndAsync() {
+  if (tGroupDepth != 1) {
+    if (tGroupDepth > 1) --tGroupDepth;  // as groupEnd, the nesting level still ends
+    return finishedRequest(invalidUsage(tGroupDepth == 0 ? "groupEndAsync without a matching groupStart"
+                                                         : "groupEndAsync inside a nested group"));
+  }
+  tGroupDepth = 0;
+  auto inits = std::move(tGroup.inits);
+  auto queued = std::move(tGroup.ops);
+  tGroup.inits.clear();
+  tGroup.ops.clear();
+  if (queued.empty() && inits.empty()) return finishedRequest(Status::ok());
+  const bool oneComm = std::all_of(queued.begin(), queued.end(), [&](const auto& q) { return q.first == queued[0].first; });
+  if (!inits.empty() || !oneComm) {
+    return finishedRequest(invalidUsage("groupEndAsync: the group must hold operations of one communicator only"));
+  }
+  std::shared_ptr<CommImpl> comm = queued[0].first;
+  std::vector<Operation> ops;
+  for (auto& q : queued) ops.push_back(std::move(q.second));
+  if (std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; })) {
+    // Device buffers are complete once enqueued on their streams, as with groupEnd.
+    std::vector<CommImpl*> comms{comm.get()};
+    std::map<CommImpl*, std::vector<Operation>> byComm{{comm.get(), std::move(ops)}};
+    return finishedRequest(enqueueDeviceOperations(comms, byComm));
+  }
+  return comm->submit(std::move(ops));
 }
 
 }  // namespace chorus
