@@ -19,9 +19,8 @@ struct GroupState {
 };
 
 thread_local GroupState tGroup;
-// Apart from tGroup so that the check on every call is one load: a trivial thread_local in the initial-exec model
-// needs no TLS lookup call.
-[[gnu::tls_model("initial-exec")]] thread_local int tGroupDepth = 0;
+// Apart from tGroup so that the check on every call needs no constructor guard.
+thread_local int tGroupDepth = 0;
 
 // Inits are collective: ranks created from one thread must run them concurrently.
 Status runInits(std::vector<std::function<Status()>>& inits) {

@@ -13,8 +13,9 @@
 namespace chorus {
 
 namespace detail {
-// initial-exec: reading it costs one load, no TLS lookup call.
-[[gnu::tls_model("initial-exec")]] inline thread_local const std::atomic<bool>* tCancelFlag = nullptr;
+// No initial-exec model for chorus's thread-locals: it would need static TLS, which a library dlopen'ed late (by
+// Python, after torch) may not get ("cannot allocate memory in static TLS block").
+inline thread_local const std::atomic<bool>* tCancelFlag = nullptr;
 inline thread_local double tTimeoutSeconds = 0;  // 0: CHORUS_TIMEOUT
 }  // namespace detail
 

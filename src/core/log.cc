@@ -13,8 +13,8 @@
 namespace chorus::log {
 namespace {
 
-// Set on every call (RankScope): initial-exec, so setting it costs one store instead of a TLS lookup call.
-[[gnu::tls_model("initial-exec")]] thread_local int tCurrentRank = -1;
+// Set on every call (RankScope).
+thread_local int tCurrentRank = -1;
 
 struct Sink {
   Level level = Level::kNone;

@@ -1,0 +1,9 @@
+"""chorus: collective communication for host buffers.
+
+Communicators run NCCL's collectives on numpy arrays, torch CPU tensors or any object with the buffer protocol or
+DLPack, in place and without copies. ``import chorus.torch`` registers chorus as a torch.distributed backend.
+"""
+
+from ._chorus import Communicator, Error, Request, UniqueId, __version__
+
+__all__ = ["Communicator", "Error", "Request", "UniqueId", "__version__"]

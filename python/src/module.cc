@@ -1,0 +1,485 @@
+// The `chorus._chorus` extension: communicators and their calls on any buffer-protocol or DLPack object (numpy
+// arrays, torch CPU tensors), without copies. Python's chorus/__init__.py is its public face.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chorus/communicator.hpp"
+#include "chorus/version.hpp"
+#include "python_store.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace chorus::python {
+namespace {
+
+// A failed call, raised in Python as chorus.Error with the code's name in `.code`.
+struct Failure {
+  Status status;
+};
+
+const char* codeName(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk: return "ok";
+    case ErrorCode::kCudaError: return "cuda_error";
+    case ErrorCode::kSystemError: return "system_error";
+    case ErrorCode::kInternalError: return "internal_error";
+    case ErrorCode::kInvalidArgument: return "invalid_argument";
+    case ErrorCode::kInvalidUsage: return "invalid_usage";
+    case ErrorCode::kRemoteError: return "remote_error";
+    case ErrorCode::kInProgress: return "in_progress";
+    case ErrorCode::kTimeout: return "timeout";
+  }
+  return "unknown";
+}
+
+void check(const Status& st) {
+  if (!st.isOk()) throw Failure{st};
+}
+
+using ReadOnly = nb::ndarray<nb::ro, nb::device::cpu>;
+using Writable = nb::ndarray<nb::device::cpu>;
+
+template <typename Array>
+DataType dataTypeOf(const Array& a, const char* what) {
+  const nb::dlpack::dtype t = a.dtype();
+  using Code = nb::dlpack::dtype_code;
+  const auto code = static_cast<Code>(t.code);
+  if (t.lanes == 1) {
+    if (code == Code::Int && t.bits == 8) return DataType::kInt8;
+    if (code == Code::UInt && t.bits == 8) return DataType::kUint8;
+    if (code == Code::Bool && t.bits == 8) return DataType::kUint8;
+    if (code == Code::Int && t.bits == 32) return DataType::kInt32;
+    if (code == Code::UInt && t.bits == 32) return DataType::kUint32;
+    if (code == Code::Int && t.bits == 64) return DataType::kInt64;
+    if (code == Code::UInt && t.bits == 64) return DataType::kUint64;
+    if (code == Code::Float && t.bits == 16) return DataType::kFloat16;
+    if (code == Code::Float && t.bits == 32) return DataType::kFloat32;
+    if (code == Code::Float && t.bits == 64) return DataType::kFloat64;
+    if (code == Code::Bfloat && t.bits == 16) return DataType::kBfloat16;
+  }
+  throw Failure{invalidArgument(std::string(what) + ": element type (DLPack code " + std::to_string(t.code) + ", " +
+                                std::to_string(t.bits) + " bits) is none of chorus's: int8, uint8, bool, int32, "
+                                "uint32, int64, uint64, float16, bfloat16, float32, float64")};
+}
+
+// A buffer chorus reads or writes in place: its element type, count and address. Non-contiguous arrays are
+// refused rather than copied, so a result never lands in a temporary.
+struct Buffer {
+  void* data = nullptr;
+  size_t count = 0;
+  DataType type = DataType::kFloat32;
+};
+
+template <typename Array>
+Buffer bufferOf(const Array& a, const char* what) {
+  size_t expected = 1;
+  for (size_t d = a.ndim(); d-- > 0;) {
+    if (a.shape(d) != 1 && a.stride(d) != static_cast<int64_t>(expected)) {
+      throw Failure{invalidArgument(std::string(what) + ": not contiguous (chorus works in place; pass a "
+                                                        "contiguous array, e.g. numpy.ascontiguousarray)")};
+    }
+    expected *= a.shape(d);
+  }
+  return {const_cast<void*>(static_cast<const void*>(a.data())), a.size(), dataTypeOf(a, what)};
+}
+
+void sameType(const Buffer& a, const Buffer& b, const char* call) {
+  if (a.type != b.type) {
+    throw Failure{invalidArgument(std::string(call) + ": send and recv have different element types (" +
+                                  dataTypeName(a.type) + " and " + dataTypeName(b.type) + ")")};
+  }
+}
+
+void countIs(size_t actual, size_t expected, const char* call, const char* what) {
+  if (actual != expected) {
+    throw Failure{invalidArgument(std::string(call) + ": " + what + " holds " + std::to_string(actual) +
+                                  " elements, expected " + std::to_string(expected))};
+  }
+}
+
+RedOp redOpOf(const std::string& name) {
+  if (name == "sum") return RedOp::sum();
+  if (name == "prod") return RedOp::prod();
+  if (name == "max") return RedOp::max();
+  if (name == "min") return RedOp::min();
+  if (name == "avg") return RedOp::avg();
+  throw Failure{invalidArgument("reduction '" + name + "' is none of: sum, prod, max, min, avg")};
+}
+
+// An async call in flight: its Request and the arrays it reads and writes, kept alive until it finished.
+class PyRequest {
+ public:
+  PyRequest(Request request, std::vector<nb::object> keepAlive)
+      : request_(std::move(request)), keepAlive_(std::move(keepAlive)) {}
+  void wait() {
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      st = request_.wait();
+    }
+    keepAlive_.clear();
+    check(st);
+  }
+  bool isCompleted() const { return request_.test(); }
+
+ private:
+  Request request_;
+  std::vector<nb::object> keepAlive_;
+};
+
+// The Python Communicator: the C++ one, with arguments checked against the arrays' sizes and the GIL released
+// while a call runs.
+class PyCommunicator {
+ public:
+  explicit PyCommunicator(std::unique_ptr<Communicator> comm) : comm_(std::move(comm)) {}
+
+  Communicator& comm() {
+    if (!comm_) throw Failure{invalidUsage("the communicator was closed")};
+    return *comm_;
+  }
+  void close() {
+    nb::gil_scoped_release release;
+    comm_.reset();
+  }
+
+  // Runs `call` with the GIL released, or queues it and returns a Request holding `arrays` alive.
+  template <typename Blocking, typename Async>
+  nb::object run(bool async, std::vector<nb::object> arrays, Blocking blocking, Async asyncCall) {
+    if (async) return nb::cast(PyRequest(asyncCall(), std::move(arrays)));
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      st = blocking();
+    }
+    check(st);
+    return nb::none();
+  }
+
+ private:
+  std::unique_ptr<Communicator> comm_;
+};
+
+nb::object handleOf(const ReadOnly& a) { return nb::find(a); }
+nb::object handleOf(const Writable& a) { return nb::find(a); }
+
+void bindCalls(nb::class_<PyCommunicator>& cls) {
+  cls.def(
+      "all_reduce",
+      [](PyCommunicator& self, ReadOnly send, std::optional<Writable> recvArg, const std::string& op, bool async) {
+        Buffer s = bufferOf(send, "all_reduce send");
+        Buffer r = recvArg ? bufferOf(*recvArg, "all_reduce recv") : s;
+        sameType(s, r, "all_reduce");
+        countIs(r.count, s.count, "all_reduce", "recv");
+        RedOp red = redOpOf(op);
+        Communicator& c = self.comm();
+        return self.run(
+            async, {handleOf(send), recvArg ? handleOf(*recvArg) : nb::none()},
+            [&] { return c.allReduce(s.data, r.data, s.count, s.type, red); },
+            [&] { return c.allReduceAsync(s.data, r.data, s.count, s.type, red); });
+      },
+      "send"_a, "recv"_a.none() = nb::none(), "op"_a = "sum", "async_op"_a = false,
+      "Reduces `send` over all ranks into `recv` (in place when recv is None).");
+  cls.def(
+      "reduce_scatter",
+      [](PyCommunicator& self, ReadOnly send, Writable recv, const std::string& op, bool async) {
+        Buffer s = bufferOf(send, "reduce_scatter send"), r = bufferOf(recv, "reduce_scatter recv");
+        sameType(s, r, "reduce_scatter");
+        Communicator& c = self.comm();
+        countIs(s.count, r.count * c.size(), "reduce_scatter", "send (recv's count times the ranks)");
+        RedOp red = redOpOf(op);
+        return self.run(
+            async, {handleOf(send), handleOf(recv)},
+            [&] { return c.reduceScatter(s.data, r.data, r.count, s.type, red); },
+            [&] { return c.reduceScatterAsync(s.data, r.data, r.count, s.type, red); });
+      },
+      "send"_a, "recv"_a, "op"_a = "sum", "async_op"_a = false,
+      "Reduces `send` over all ranks; rank i receives block i (recv's size) of the result.");
+  cls.def(
+      "all_gather",
+      [](PyCommunicator& self, ReadOnly send, Writable recv, bool async) {
+        Buffer s = bufferOf(send, "all_gather send"), r = bufferOf(recv, "all_gather recv");
+        sameType(s, r, "all_gather");
+        Communicator& c = self.comm();
+        countIs(r.count, s.count * c.size(), "all_gather", "recv (send's count times the ranks)");
+        return self.run(
+            async, {handleOf(send), handleOf(recv)}, [&] { return c.allGather(s.data, r.data, s.count, s.type); },
+            [&] { return c.allGatherAsync(s.data, r.data, s.count, s.type); });
+      },
+      "send"_a, "recv"_a, "async_op"_a = false, "Every rank receives every rank's `send`, in rank order.");
+  cls.def(
+      "all_to_all",
+      [](PyCommunicator& self, ReadOnly send, Writable recv, bool async) {
+        Buffer s = bufferOf(send, "all_to_all send"), r = bufferOf(recv, "all_to_all recv");
+        sameType(s, r, "all_to_all");
+        Communicator& c = self.comm();
+        countIs(r.count, s.count, "all_to_all", "recv");
+        if (s.count % c.size() != 0) {
+          throw Failure{invalidArgument("all_to_all: " + std::to_string(s.count) +
+                                        " elements do not split evenly over " + std::to_string(c.size()) + " ranks")};
+        }
+        const size_t block = s.count / c.size();
+        return self.run(
+            async, {handleOf(send), handleOf(recv)}, [&] { return c.alltoAll(s.data, r.data, block, s.type); },
+            [&] { return c.alltoAllAsync(s.data, r.data, block, s.type); });
+      },
+      "send"_a, "recv"_a, "async_op"_a = false, "Block j of `send` goes to rank j; block i of `recv` comes from rank i.");
+  cls.def(
+      "all_to_all_v",
+      [](PyCommunicator& self, ReadOnly send, const std::vector<size_t>& sendCounts, Writable recv,
+         const std::vector<size_t>& recvCounts, bool async) {
+        Buffer s = bufferOf(send, "all_to_all_v send"), r = bufferOf(recv, "all_to_all_v recv");
+        sameType(s, r, "all_to_all_v");
+        Communicator& c = self.comm();
+        const size_t n = static_cast<size_t>(c.size());
+        if (sendCounts.size() != n || recvCounts.size() != n) {
+          throw Failure{invalidArgument("all_to_all_v: the counts must have one entry per rank (" +
+                                        std::to_string(n) + ")")};
+        }
+        std::vector<size_t> sendDispls(n), recvDispls(n);
+        size_t sendTotal = 0, recvTotal = 0;
+        for (size_t i = 0; i < n; ++i) {
+          sendDispls[i] = sendTotal;
+          recvDispls[i] = recvTotal;
+          sendTotal += sendCounts[i];
+          recvTotal += recvCounts[i];
+        }
+        if (sendTotal > s.count || recvTotal > r.count) {
+          throw Failure{invalidArgument("all_to_all_v: the counts add up to more than the arrays hold")};
+        }
+        // The async call copies counts and displacements; the blocking one reads them before it returns.
+        return self.run(
+            async, {handleOf(send), handleOf(recv)},
+            [&] {
+              return c.alltoAllv(s.data, sendCounts.data(), sendDispls.data(), r.data, recvCounts.data(),
+                                 recvDispls.data(), s.type);
+            },
+            [&] {
+              return c.alltoAllvAsync(s.data, sendCounts.data(), sendDispls.data(), r.data, recvCounts.data(),
+                                      recvDispls.data(), s.type);
+            });
+      },
+      "send"_a, "send_counts"_a, "recv"_a, "recv_counts"_a, "async_op"_a = false,
+      "All-to-all with a count per peer: send_counts[j] elements to rank j, recv_counts[i] from rank i, packed.");
+  cls.def(
+      "broadcast",
+      [](PyCommunicator& self, Writable buf, int root, bool async) {
+        Buffer b = bufferOf(buf, "broadcast buffer");
+        Communicator& c = self.comm();
+        return self.run(
+            async, {handleOf(buf)}, [&] { return c.broadcast(b.data, b.data, b.count, b.type, root); },
+            [&] { return c.broadcastAsync(b.data, b.data, b.count, b.type, root); });
+      },
+      "buffer"_a, "root"_a, "async_op"_a = false, "Copies root's `buffer` into every rank's, in place.");
+  cls.def(
+      "reduce",
+      [](PyCommunicator& self, ReadOnly send, std::optional<Writable> recvArg, int root, const std::string& op,
+         bool async) {
+        Buffer s = bufferOf(send, "reduce send");
+        Buffer r = recvArg ? bufferOf(*recvArg, "reduce recv") : s;
+        sameType(s, r, "reduce");
+        countIs(r.count, s.count, "reduce", "recv");
+        RedOp red = redOpOf(op);
+        Communicator& c = self.comm();
+        return self.run(
+            async, {handleOf(send), recvArg ? handleOf(*recvArg) : nb::none()},
+            [&] { return c.reduce(s.data, r.data, s.count, s.type, red, root); },
+            [&] { return c.reduceAsync(s.data, r.data, s.count, s.type, red, root); });
+      },
+      "send"_a, "recv"_a.none() = nb::none(), "root"_a = 0, "op"_a = "sum", "async_op"_a = false,
+      "Reduces `send` over all ranks into root's `recv` (in place when None); other ranks' recv is untouched.");
+  cls.def(
+      "gather",
+      [](PyCommunicator& self, ReadOnly send, std::optional<Writable> recvArg, int root, bool async) {
+        Buffer s = bufferOf(send, "gather send");
+        Communicator& c = self.comm();
+        Buffer r;
+        if (c.rank() == root) {
+          if (!recvArg) throw Failure{invalidArgument("gather: the root needs a recv array")};
+          r = bufferOf(*recvArg, "gather recv");
+          sameType(s, r, "gather");
+          countIs(r.count, s.count * c.size(), "gather", "recv (send's count times the ranks)");
+        }
+        return self.run(
+            async, {handleOf(send), recvArg ? handleOf(*recvArg) : nb::none()},
+            [&] { return c.gather(s.data, r.data, s.count, s.type, root); },
+            [&] { return c.gatherAsync(s.data, r.data, s.count, s.type, root); });
+      },
+      "send"_a, "recv"_a.none() = nb::none(), "root"_a = 0, "async_op"_a = false,
+      "Root receives every rank's `send`, in rank order (recv is needed on the root only).");
+  cls.def(
+      "scatter",
+      [](PyCommunicator& self, std::optional<ReadOnly> sendArg, Writable recv, int root, bool async) {
+        Buffer r = bufferOf(recv, "scatter recv");
+        Communicator& c = self.comm();
+        Buffer s;
+        if (c.rank() == root) {
+          if (!sendArg) throw Failure{invalidArgument("scatter: the root needs a send array")};
+          s = bufferOf(*sendArg, "scatter send");
+          sameType(s, r, "scatter");
+          countIs(s.count, r.count * c.size(), "scatter", "send (recv's count times the ranks)");
+        }
+        return self.run(
+            async, {sendArg ? handleOf(*sendArg) : nb::none(), handleOf(recv)},
+            [&] { return c.scatter(s.data, r.data, r.count, r.type, root); },
+            [&] { return c.scatterAsync(s.data, r.data, r.count, r.type, root); });
+      },
+      "send"_a.none(), "recv"_a, "root"_a = 0, "async_op"_a = false,
+      "Rank i receives block i of root's `send` (send is needed on the root only).");
+  cls.def(
+      "send",
+      [](PyCommunicator& self, ReadOnly buf, int peer, bool async) {
+        Buffer b = bufferOf(buf, "send buffer");
+        Communicator& c = self.comm();
+        return self.run(
+            async, {handleOf(buf)}, [&] { return c.send(b.data, b.count, b.type, peer); },
+            [&] { return c.sendAsync(b.data, b.count, b.type, peer); });
+      },
+      "buffer"_a, "peer"_a, "async_op"_a = false, "Sends `buffer` to rank `peer`, which calls recv.");
+  cls.def(
+      "recv",
+      [](PyCommunicator& self, Writable buf, int peer, bool async) {
+        Buffer b = bufferOf(buf, "recv buffer");
+        Communicator& c = self.comm();
+        return self.run(
+            async, {handleOf(buf)}, [&] { return c.recv(b.data, b.count, b.type, peer); },
+            [&] { return c.recvAsync(b.data, b.count, b.type, peer); });
+      },
+      "buffer"_a, "peer"_a, "async_op"_a = false, "Receives into `buffer` what rank `peer` sends.");
+  cls.def(
+      "barrier",
+      [](PyCommunicator& self, bool async) {
+        Communicator& c = self.comm();
+        return self.run(async, {}, [&] { return c.barrier(); }, [&] { return c.barrierAsync(); });
+      },
+      "async_op"_a = false, "Returns once every rank has called it.");
+}
+
+std::unique_ptr<Communicator> created(const std::function<Status(std::unique_ptr<Communicator>*)>& create) {
+  std::unique_ptr<Communicator> comm;
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    st = create(&comm);
+  }
+  check(st);
+  return comm;
+}
+
+CommConfig configOf(double timeout, const std::string& algorithm) {
+  CommConfig config;
+  config.timeoutSeconds = timeout;
+  config.algorithm = algorithm;
+  return config;
+}
+
+}  // namespace
+}  // namespace chorus::python
+
+NB_MODULE(_chorus, m) {
+  using namespace chorus;
+  using namespace chorus::python;
+  m.doc() = "chorus collectives on host arrays (numpy, torch CPU tensors, any buffer-protocol or DLPack object)";
+  m.attr("__version__") = chorus::version();
+
+  static nb::object errorType = nb::steal(PyErr_NewExceptionWithDoc(
+      "chorus.Error", "A failed chorus call; `code` names the cause (timeout, remote_error, invalid_argument, ...).",
+      PyExc_RuntimeError, nullptr));
+  m.attr("Error") = errorType;
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const Failure& f) {
+      nb::object error = errorType(f.status.message());
+      error.attr("code") = codeName(f.status.code());
+      PyErr_SetObject(errorType.ptr(), error.ptr());
+    }
+  });
+
+  nb::class_<UniqueId>(m, "UniqueId", "The token every rank of a new communicator receives (128 bytes).")
+      .def_static(
+          "create",
+          [] {
+            UniqueId id;
+            check(UniqueId::create(&id));
+            return id;
+          },
+          "A new id; this process runs the rendezvous root and must live until every rank joined.")
+      .def_static(
+          "from_bytes",
+          [](nb::bytes b) {
+            UniqueId id;
+            if (b.size() != id.bytes.size()) {
+              throw Failure{invalidArgument("a UniqueId is " + std::to_string(id.bytes.size()) + " bytes, not " +
+                                            std::to_string(b.size()))};
+            }
+            std::memcpy(id.bytes.data(), b.c_str(), id.bytes.size());
+            return id;
+          },
+          "bytes"_a)
+      .def("to_bytes", [](const UniqueId& id) { return nb::bytes(id.bytes.data(), id.bytes.size()); })
+      .def("__repr__", [](const UniqueId& id) { return "<chorus.UniqueId root " + id.rootAddress() + ">"; });
+
+  nb::class_<PyRequest>(m, "Request", "An async call in flight.")
+      .def("wait", &PyRequest::wait, "Blocks until the call finished; raises chorus.Error if it failed.")
+      .def("is_completed", &PyRequest::isCompleted, "True once the call finished.");
+
+  auto cls = nb::class_<PyCommunicator>(m, "Communicator", "A group of ranks that run collectives together.");
+  cls.def(
+         "__init__",
+         [](PyCommunicator* self, const UniqueId& id, int nranks, int rank, double timeout,
+            const std::string& algorithm) {
+           CommConfig config = configOf(timeout, algorithm);
+           new (self) PyCommunicator(created([&](std::unique_ptr<Communicator>* out) {
+             return Communicator::create(id, nranks, rank, out, config);
+           }));
+         },
+         "unique_id"_a, "nranks"_a, "rank"_a, "timeout"_a = 0.0, "algorithm"_a = "",
+         "Joins communicator `unique_id` as `rank` of `nranks` (collective). timeout: seconds a call may wait "
+         "without progress (0: CHORUS_TIMEOUT); algorithm: rules in CHORUS_ALGO's syntax.")
+      .def_static(
+          "from_environment",
+          [] { return PyCommunicator(created([](auto* out) { return Communicator::createFromEnvironment(out); })); },
+          "Rank, size and rendezvous from the launcher: torchrun, mpirun, Slurm, or CHORUS_COMM_ID.")
+      .def_static(
+          "from_store",
+          [](nb::object store, const std::string& prefix, int nranks, int rank, double timeout,
+             const std::string& algorithm) {
+            auto adapter = std::make_shared<PythonStore>(std::move(store));
+            CommConfig config = configOf(timeout, algorithm);
+            return PyCommunicator(created([&](std::unique_ptr<Communicator>* out) {
+              return Communicator::create(adapter, prefix, nranks, rank, out, config);
+            }));
+          },
+          "store"_a, "prefix"_a, "nranks"_a, "rank"_a, "timeout"_a = 0.0, "algorithm"_a = "",
+          "Ranks meet through `store`: any object with set(key: str, value: bytes), get(key: str) -> bytes that "
+          "raises KeyError or returns None while the key is absent, and add(key: str, delta: int) -> int "
+          "(torch.distributed's TCPStore has them).")
+      .def_prop_ro("rank", [](PyCommunicator& self) { return self.comm().rank(); })
+      .def_prop_ro("size", [](PyCommunicator& self) { return self.comm().size(); })
+      .def(
+          "split",
+          [](PyCommunicator& self, int color, int key) -> std::optional<PyCommunicator> {
+            std::unique_ptr<Communicator> child = created(
+                [&](std::unique_ptr<Communicator>* out) { return self.comm().split(color, key, out); });
+            if (!child) return std::nullopt;
+            return PyCommunicator(std::move(child));
+          },
+          "color"_a, "key"_a = 0,
+          "Ranks with the same color form a new communicator ordered by (key, rank); color -1 joins none (None).")
+      .def("abort", [](PyCommunicator& self) { self.comm().abort(); },
+           "Ends every call of this communicator with an error; safe from any thread.")
+      .def("close", &PyCommunicator::close, "Destroys the communicator (waits for its async calls).")
+      .def("__enter__", [](nb::object self) { return self; })
+      .def("__exit__", [](PyCommunicator& self, nb::args) { self.close(); });
+  bindCalls(cls);
+}

@@ -1,0 +1,451 @@
+// chorus as a torch.distributed backend: c10d's Backend interface for CPU tensors on a chorus Communicator.
+// Every call goes to chorus's async variant, so it returns at once with a Work; calls between startCoalescing and
+// endCoalescing (batch_isend_irecv, _coalescing_manager) run as one chorus group off the caller's thread.
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/python.h>
+
+#include <numeric>
+
+#include "chorus/communicator.hpp"
+#include "torch_store.hpp"
+#include "torch_work.hpp"
+
+namespace chorus::torch_backend {
+namespace {
+
+using c10d::OpType;
+using Work = c10::intrusive_ptr<c10d::Work>;
+
+DataType dataTypeOf(const at::Tensor& t, const char* call) {
+  switch (t.scalar_type()) {
+    case at::kChar: return DataType::kInt8;
+    case at::kByte: return DataType::kUint8;
+    case at::kBool: return DataType::kUint8;
+    case at::kInt: return DataType::kInt32;
+    case at::kUInt32: return DataType::kUint32;
+    case at::kLong: return DataType::kInt64;
+    case at::kUInt64: return DataType::kUint64;
+    case at::kHalf: return DataType::kFloat16;
+    case at::kFloat: return DataType::kFloat32;
+    case at::kDouble: return DataType::kFloat64;
+    case at::kBFloat16: return DataType::kBfloat16;
+    default:
+      TORCH_CHECK(false, "chorus ", call, ": tensors of ", t.scalar_type(),
+                  " are not supported (int8, uint8, bool, int32, uint32, int64, uint64, float16, bfloat16, float32, "
+                  "float64 are)");
+  }
+}
+
+// A tensor chorus reads or writes in place: on the CPU, dense and contiguous.
+const at::Tensor& checked(const at::Tensor& t, const char* call) {
+  TORCH_CHECK(t.device().is_cpu(), "chorus ", call, ": the tensor is on ", t.device(),
+              "; this backend takes CPU tensors (use gloo or nccl for the others)");
+  TORCH_CHECK(t.layout() == at::kStrided, "chorus ", call, ": sparse tensors are not supported");
+  TORCH_CHECK(t.is_contiguous(), "chorus ", call, ": the tensor is not contiguous (call .contiguous() first)");
+  return t;
+}
+
+const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* call) {
+  TORCH_CHECK(tensors.size() == 1, "chorus ", call, ": takes one tensor per rank, got ", tensors.size());
+  return checked(tensors[0], call);
+}
+
+void sameShape(const at::Tensor& a, const at::Tensor& b, const char* call) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "chorus ", call, ": input is ", a.scalar_type(), ", output is ",
+              b.scalar_type());
+}
+
+RedOp redOpOf(const c10d::ReduceOp& op, const char* call) {
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM: return RedOp::sum();
+    case c10d::ReduceOp::AVG: return RedOp::avg();
+    case c10d::ReduceOp::PRODUCT: return RedOp::prod();
+    case c10d::ReduceOp::MIN: return RedOp::min();
+    case c10d::ReduceOp::MAX: return RedOp::max();
+    case c10d::ReduceOp::PREMUL_SUM: {
+      auto* factor = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
+      TORCH_CHECK(factor && !factor->tensor_factor.defined(), "chorus ", call,
+                  ": PREMUL_SUM takes a Python number as its factor here, not a tensor");
+      return RedOp::preMulSum(factor->double_factor);
+    }
+    default: TORCH_CHECK(false, "chorus ", call, ": the reduction BAND, BOR or BXOR is not supported");
+  }
+}
+
+std::vector<size_t> countsOf(const std::vector<int64_t>& splits, int64_t rowElements, int nranks, int64_t rows,
+                             const char* side) {
+  std::vector<size_t> counts(nranks);
+  if (splits.empty()) {
+    TORCH_CHECK(rows % nranks == 0, "chorus all_to_all_single: the ", side, " tensor's ", rows,
+                " rows do not split evenly over ", nranks, " ranks");
+    for (auto& c : counts) c = static_cast<size_t>(rows / nranks * rowElements);
+    return counts;
+  }
+  TORCH_CHECK(static_cast<int>(splits.size()) == nranks, "chorus all_to_all_single: ", side, "_split_sizes has ",
+              splits.size(), " entries for ", nranks, " ranks");
+  TORCH_CHECK(std::accumulate(splits.begin(), splits.end(), int64_t{0}) == rows, "chorus all_to_all_single: ", side,
+              "_split_sizes add up to ", std::accumulate(splits.begin(), splits.end(), int64_t{0}), ", the tensor has ",
+              rows, " rows");
+  for (int i = 0; i < nranks; ++i) counts[i] = static_cast<size_t>(splits[i] * rowElements);
+  return counts;
+}
+
+std::vector<size_t> displacementsOf(const std::vector<size_t>& counts) {
+  std::vector<size_t> displs(counts.size());
+  std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), size_t{0});
+  return displs;
+}
+
+class ChorusBackend : public c10d::Backend {
+ public:
+  ChorusBackend(std::unique_ptr<Communicator> comm)
+      : c10d::Backend(comm->rank(), comm->size()), comm_(std::move(comm)) {}
+  ~ChorusBackend() override {
+    // A group left open by an exception inside a coalescing block must not leak into the next one.
+    if (coalescing_) (void)groupEndAsync();
+  }
+
+  const std::string getBackendName() const override { return "chorus"; }
+  bool supportsCoalescing() const override { return true; }
+
+  void startCoalescing() override {
+    TORCH_CHECK(!coalescing_, "chorus: startCoalescing inside a coalescing block");
+    (void)groupStart();
+    coalescing_ = true;
+  }
+
+  Work endCoalescing() override {
+    TORCH_CHECK(coalescing_, "chorus: endCoalescing without startCoalescing");
+    coalescing_ = false;
+    auto block = ChorusWork::start(groupEndAsync(), OpType::COALESCED, "coalesced block", {});
+    for (auto& call : coalesced_) block->follow(call);
+    coalesced_.clear();
+    return block;
+  }
+
+  Work broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override {
+    const at::Tensor& t = single(tensors, "broadcast");
+    return launch(
+        OpType::BROADCAST, "broadcast", {t}, {},
+        [&](Communicator& c) {
+          return c.broadcast(t.data_ptr(), t.data_ptr(), t.numel(), dataTypeOf(t, "broadcast"), opts.rootRank);
+        },
+        [&](Communicator& c) {
+          return c.broadcastAsync(t.data_ptr(), t.data_ptr(), t.numel(), dataTypeOf(t, "broadcast"), opts.rootRank);
+        });
+  }
+
+  Work allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override {
+    const at::Tensor& t = single(tensors, "allreduce");
+    const RedOp op = redOpOf(opts.reduceOp, "allreduce");
+    const DataType type = dataTypeOf(t, "allreduce");
+    return launch(
+        OpType::ALLREDUCE, "allreduce", {t}, {},
+        [&](Communicator& c) { return c.allReduce(t.data_ptr(), t.data_ptr(), t.numel(), type, op); },
+        [&](Communicator& c) { return c.allReduceAsync(t.data_ptr(), t.data_ptr(), t.numel(), type, op); });
+  }
+
+  Work allreduce_coalesced(std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override {
+    return inOneGroup([&] {
+      for (auto& t : tensors) {
+        std::vector<at::Tensor> one{t};
+        allreduce(one, opts);
+      }
+    });
+  }
+
+  Work reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override {
+    const at::Tensor& t = single(tensors, "reduce");
+    const RedOp op = redOpOf(opts.reduceOp, "reduce");
+    const DataType type = dataTypeOf(t, "reduce");
+    const int root = static_cast<int>(opts.rootRank);
+    return launch(
+        OpType::REDUCE, "reduce", {t}, {},
+        [&](Communicator& c) { return c.reduce(t.data_ptr(), t.data_ptr(), t.numel(), type, op, root); },
+        [&](Communicator& c) { return c.reduceAsync(t.data_ptr(), t.data_ptr(), t.numel(), type, op, root); });
+  }
+
+  // The list form gathers into one flat tensor, then copies out to the caller's tensors once it finished.
+  Work allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                 const c10d::AllgatherOptions& opts) override {
+    const at::Tensor& in = single(inputs, "allgather");
+    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_, "chorus allgather: expects ",
+                size_, " output tensors");
+    for (auto& o : outputs[0]) {
+      TORCH_CHECK(o.numel() == in.numel(), "chorus allgather: output tensors must match the input's size");
+      sameShape(in, o, "allgather");
+    }
+    at::Tensor flat = at::empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
+    Work work = _allgather_base(flat, const_cast<at::Tensor&>(in), opts);
+    return copiedOut(work, flat, outputs[0], OpType::ALLGATHER, "allgather");
+  }
+
+  Work _allgather_base(at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions&) override {
+    checked(input, "all_gather_into_tensor");
+    checked(output, "all_gather_into_tensor");
+    sameShape(input, output, "all_gather_into_tensor");
+    TORCH_CHECK(output.numel() == input.numel() * size_, "chorus all_gather_into_tensor: the output has ",
+                output.numel(), " elements, expected ", input.numel() * size_);
+    const DataType type = dataTypeOf(input, "all_gather_into_tensor");
+    return launch(
+        OpType::_ALLGATHER_BASE, "all_gather_into_tensor", {output}, {input},
+        [&](Communicator& c) { return c.allGather(input.data_ptr(), output.data_ptr(), input.numel(), type); },
+        [&](Communicator& c) { return c.allGatherAsync(input.data_ptr(), output.data_ptr(), input.numel(), type); });
+  }
+
+  Work allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                       const c10d::AllgatherOptions& opts) override {
+    TORCH_CHECK(outputs.size() == inputs.size(), "chorus allgather_into_tensor_coalesced: ", outputs.size(),
+                " outputs for ", inputs.size(), " inputs");
+    return inOneGroup([&] {
+      for (size_t i = 0; i < inputs.size(); ++i) _allgather_base(outputs[i], inputs[i], opts);
+    });
+  }
+
+  Work _reduce_scatter_base(at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override {
+    checked(input, "reduce_scatter_tensor");
+    checked(output, "reduce_scatter_tensor");
+    sameShape(input, output, "reduce_scatter_tensor");
+    TORCH_CHECK(input.numel() == output.numel() * size_, "chorus reduce_scatter_tensor: the input has ", input.numel(),
+                " elements, expected ", output.numel() * size_);
+    const RedOp op = redOpOf(opts.reduceOp, "reduce_scatter");
+    const DataType type = dataTypeOf(input, "reduce_scatter_tensor");
+    return launch(
+        OpType::_REDUCE_SCATTER_BASE, "reduce_scatter_tensor", {output}, {input},
+        [&](Communicator& c) { return c.reduceScatter(input.data_ptr(), output.data_ptr(), output.numel(), type, op); },
+        [&](Communicator& c) {
+          return c.reduceScatterAsync(input.data_ptr(), output.data_ptr(), output.numel(), type, op);
+        });
+  }
+
+  // The list form packs the inputs into one flat tensor first.
+  Work reduce_scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+                      const c10d::ReduceScatterOptions& opts) override {
+    at::Tensor& out = const_cast<at::Tensor&>(single(outputs, "reduce_scatter"));
+    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_, "chorus reduce_scatter: expects ",
+                size_, " input tensors");
+    for (auto& i : inputs[0])
+      TORCH_CHECK(i.numel() == out.numel(), "chorus reduce_scatter: input tensors must match the output's size");
+    at::Tensor flat = at::cat(inputs[0]).reshape({-1});
+    return _reduce_scatter_base(out, flat, opts);
+  }
+
+  Work reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                       const c10d::ReduceScatterOptions& opts) override {
+    TORCH_CHECK(outputs.size() == inputs.size(), "chorus reduce_scatter_tensor_coalesced: ", outputs.size(),
+                " outputs for ", inputs.size(), " inputs");
+    return inOneGroup([&] {
+      for (size_t i = 0; i < inputs.size(); ++i) _reduce_scatter_base(outputs[i], inputs[i], opts);
+    });
+  }
+
+  Work alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& outputSplits,
+                     std::vector<int64_t>& inputSplits, const c10d::AllToAllOptions&) override {
+    checked(input, "all_to_all_single");
+    checked(output, "all_to_all_single");
+    sameShape(input, output, "all_to_all_single");
+    const int64_t inRow = input.dim() ? input.numel() / std::max<int64_t>(input.size(0), 1) : 1;
+    const int64_t outRow = output.dim() ? output.numel() / std::max<int64_t>(output.size(0), 1) : 1;
+    auto sendCounts = std::make_shared<std::vector<size_t>>(
+        countsOf(inputSplits, inRow, size_, input.dim() ? input.size(0) : 1, "input"));
+    auto recvCounts = std::make_shared<std::vector<size_t>>(
+        countsOf(outputSplits, outRow, size_, output.dim() ? output.size(0) : 1, "output"));
+    const std::vector<size_t> sendDispls = displacementsOf(*sendCounts), recvDispls = displacementsOf(*recvCounts);
+    const DataType type = dataTypeOf(input, "all_to_all_single");
+    return launch(
+        OpType::ALLTOALL_BASE, "all_to_all_single", {output}, {input},
+        [&](Communicator& c) {
+          return c.alltoAllv(input.data_ptr(), sendCounts->data(), sendDispls.data(), output.data_ptr(),
+                             recvCounts->data(), recvDispls.data(), type);
+        },
+        [&](Communicator& c) {
+          return c.alltoAllvAsync(input.data_ptr(), sendCounts->data(), sendDispls.data(), output.data_ptr(),
+                                  recvCounts->data(), recvDispls.data(), type);
+        });
+  }
+
+  // The list form: tensor j goes to rank j, of any sizes; packed into one all_to_all_single and unpacked after.
+  Work alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                const c10d::AllToAllOptions& opts) override {
+    TORCH_CHECK(static_cast<int>(outputs.size()) == size_ && static_cast<int>(inputs.size()) == size_,
+                "chorus all_to_all: expects ", size_, " input and output tensors");
+    std::vector<int64_t> inSplits, outSplits;
+    for (auto& t : inputs) inSplits.push_back(t.numel());
+    for (auto& t : outputs) outSplits.push_back(t.numel());
+    std::vector<at::Tensor> flatInputs;
+    for (auto& t : inputs) flatInputs.push_back(t.reshape({-1}));
+    at::Tensor in = at::cat(flatInputs);
+    at::Tensor out = at::empty({std::accumulate(outSplits.begin(), outSplits.end(), int64_t{0})}, in.options());
+    Work work = alltoall_base(out, in, outSplits, inSplits, opts);
+    return copiedOut(work, out, outputs, OpType::ALLTOALL, "all_to_all");
+  }
+
+  Work gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+              const c10d::GatherOptions& opts) override {
+    const at::Tensor& in = single(inputs, "gather");
+    const int root = static_cast<int>(opts.rootRank);
+    const DataType type = dataTypeOf(in, "gather");
+    at::Tensor flat;
+    if (rank_ == root) {
+      TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_, "chorus gather: the root "
+                  "expects ", size_, " output tensors");
+      for (auto& o : outputs[0]) sameShape(in, o, "gather");
+      flat = at::empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
+    }
+    void* recv = flat.defined() ? flat.data_ptr() : nullptr;
+    Work work = launch(
+        OpType::GATHER, "gather", {}, {in, flat},
+        [&](Communicator& c) { return c.gather(in.data_ptr(), recv, in.numel(), type, root); },
+        [&](Communicator& c) { return c.gatherAsync(in.data_ptr(), recv, in.numel(), type, root); });
+    if (rank_ != root) return work;
+    return copiedOut(work, flat, outputs[0], OpType::GATHER, "gather");
+  }
+
+  Work scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+               const c10d::ScatterOptions& opts) override {
+    const at::Tensor& out = single(outputs, "scatter");
+    const int root = static_cast<int>(opts.rootRank);
+    const DataType type = dataTypeOf(out, "scatter");
+    at::Tensor flat;
+    if (rank_ == root) {
+      TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_, "chorus scatter: the root "
+                  "expects ", size_, " input tensors");
+      for (auto& i : inputs[0]) {
+        TORCH_CHECK(i.numel() == out.numel(), "chorus scatter: input tensors must match the output's size");
+        sameShape(i, out, "scatter");
+      }
+      std::vector<at::Tensor> flatInputs;
+      for (auto& t : inputs[0]) flatInputs.push_back(t.reshape({-1}));
+      flat = at::cat(flatInputs);
+    }
+    const void* send = flat.defined() ? flat.data_ptr() : nullptr;
+    return launch(
+        OpType::SCATTER, "scatter", {out}, {flat},
+        [&](Communicator& c) { return c.scatter(send, out.data_ptr(), out.numel(), type, root); },
+        [&](Communicator& c) { return c.scatterAsync(send, out.data_ptr(), out.numel(), type, root); });
+  }
+
+  // Tags are not matched: a pair of ranks' messages arrive in the order they were sent, as with NCCL.
+  Work send(std::vector<at::Tensor>& tensors, int dstRank, int) override {
+    const at::Tensor& t = single(tensors, "send");
+    const DataType type = dataTypeOf(t, "send");
+    return launch(
+        OpType::SEND, "send", {}, {t}, [&](Communicator& c) { return c.send(t.data_ptr(), t.numel(), type, dstRank); },
+        [&](Communicator& c) { return c.sendAsync(t.data_ptr(), t.numel(), type, dstRank); });
+  }
+
+  Work recv(std::vector<at::Tensor>& tensors, int srcRank, int) override {
+    const at::Tensor& t = single(tensors, "recv");
+    const DataType type = dataTypeOf(t, "recv");
+    return launch(
+        OpType::RECV, "recv", {t}, {}, [&](Communicator& c) { return c.recv(t.data_ptr(), t.numel(), type, srcRank); },
+        [&](Communicator& c) { return c.recvAsync(t.data_ptr(), t.numel(), type, srcRank); });
+  }
+
+  Work barrier(const c10d::BarrierOptions&) override {
+    return launch(
+        OpType::BARRIER, "barrier", {}, {}, [](Communicator& c) { return c.barrier(); },
+        [](Communicator& c) { return c.barrierAsync(); });
+  }
+
+  void abort() override { comm_->abort(); }
+  void shutdown() override { comm_->abort(); }
+
+ private:
+  // Inside a coalescing block the blocking call joins the block's chorus group (it runs at endCoalescing);
+  // otherwise the async call starts now.
+  template <typename Blocking, typename Async>
+  Work launch(OpType type, const char* what, std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs,
+              Blocking blocking, Async async) {
+    if (coalescing_) {
+      Status st = blocking(*comm_);
+      TORCH_CHECK(st.isOk(), "chorus ", what, ": ", st.message());
+      auto work = ChorusWork::pending(type, what, std::move(outputs), std::move(inputs));
+      coalesced_.push_back(work);
+      return work;
+    }
+    return ChorusWork::start(async(*comm_), type, what, std::move(outputs), std::move(inputs));
+  }
+
+  // Runs `calls` (calls of this backend) as one chorus group, unless a coalescing block already holds them.
+  template <typename Calls>
+  Work inOneGroup(Calls calls) {
+    if (coalescing_) {
+      calls();
+      return coalesced_.empty() ? ChorusWork::start(Request(), OpType::COALESCED, "coalesced", {}) : coalesced_.back();
+    }
+    startCoalescing();
+    try {
+      calls();
+    } catch (...) {
+      coalescing_ = false;
+      coalesced_.clear();
+      (void)groupEndAsync().wait();  // nothing of the group runs when one of its calls was refused
+      throw;
+    }
+    return endCoalescing();
+  }
+
+  // A Work that copies `flat`, once filled, into `outputs` (the list forms of allgather, all_to_all and gather).
+  Work copiedOut(const Work& work, at::Tensor flat, std::vector<at::Tensor> outputs, OpType type, const char* what) {
+    auto future = work->getFuture()->then(
+        [flat, outputs](c10::ivalue::Future&) {
+          int64_t offset = 0;
+          for (const auto& o : outputs) {
+            o.copy_(flat.narrow(0, offset, o.numel()).view(o.sizes()));
+            offset += o.numel();
+          }
+          return c10::IValue(outputs);
+        },
+        c10::ListType::create(c10::TensorType::get()));
+    return c10::make_intrusive<FutureWork>(future, type, outputs);
+  }
+
+  // A Work that is a future: finished when it completes.
+  class FutureWork : public c10d::Work {
+   public:
+    FutureWork(c10::intrusive_ptr<c10::ivalue::Future> future, OpType type, std::vector<at::Tensor> outputs)
+        : c10d::Work(-1, type), future_(std::move(future)), outputs_(std::move(outputs)) {}
+    bool isCompleted() override { return future_->completed(); }
+    bool isSuccess() const override { return future_->completed() && !future_->hasError(); }
+    bool wait(std::chrono::milliseconds) override {
+      future_->wait();
+      return true;
+    }
+    std::vector<at::Tensor> result() override { return outputs_; }
+    c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+   private:
+    c10::intrusive_ptr<c10::ivalue::Future> future_;
+    std::vector<at::Tensor> outputs_;
+  };
+
+  std::unique_ptr<Communicator> comm_;
+  bool coalescing_ = false;
+  std::vector<c10::intrusive_ptr<ChorusWork>> coalesced_;
+};
+
+// The creator torch.distributed calls for each process group (Backend.register_backend): the store is already
+// prefixed for the group, so one prefix serves all of them.
+c10::intrusive_ptr<c10d::Backend> createBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                                double timeoutSeconds) {
+  CommConfig config;
+  config.timeoutSeconds = timeoutSeconds;
+  std::unique_ptr<Communicator> comm;
+  Status st;
+  {
+    pybind11::gil_scoped_release release;
+    st = Communicator::create(std::make_shared<TorchStore>(store), "chorus", size, rank, &comm, config);
+  }
+  TORCH_CHECK(st.isOk(), "chorus: creating the communicator of rank ", rank, " of ", size, " failed: ", st.message());
+  return c10::make_intrusive<ChorusBackend>(std::move(comm));
+}
+
+}  // namespace
+}  // namespace chorus::torch_backend
+
+PYBIND11_MODULE(_torch_backend, m) {
+  m.doc() = "chorus's torch.distributed backend (import chorus.torch to register it as 'chorus')";
+  m.def("create_backend", &chorus::torch_backend::createBackend, pybind11::arg("store"), pybind11::arg("rank"),
+        pybind11::arg("size"), pybind11::arg("timeout_seconds"));
+}

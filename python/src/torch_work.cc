@@ -1,0 +1,62 @@
+#include "torch_work.hpp"
+
+#include <ATen/core/ivalue.h>
+#include <c10/util/Exception.h>
+
+namespace chorus::torch_backend {
+
+ChorusWork::ChorusWork(c10d::OpType type, std::string what, std::vector<at::Tensor> outputs,
+                       std::vector<at::Tensor> inputs)
+    : c10d::Work(-1, type),
+      what_(std::move(what)),
+      outputs_(std::move(outputs)),
+      inputs_(std::move(inputs)),
+      future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
+
+c10::intrusive_ptr<ChorusWork> ChorusWork::start(Request request, c10d::OpType type, std::string what,
+                                                 std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs) {
+  auto work = c10::make_intrusive<ChorusWork>(type, std::move(what), std::move(outputs), std::move(inputs));
+  // The callback holds the Work until the call finished, even when torch dropped it.
+  request.onComplete([work](const Status& st) { work->complete(st); });
+  return work;
+}
+
+c10::intrusive_ptr<ChorusWork> ChorusWork::pending(c10d::OpType type, std::string what,
+                                                   std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs) {
+  return c10::make_intrusive<ChorusWork>(type, std::move(what), std::move(outputs), std::move(inputs));
+}
+
+void ChorusWork::follow(c10::intrusive_ptr<ChorusWork> follower) {
+  std::unique_lock<std::mutex> lock(followersMutex_);
+  if (!done_) {
+    followers_.push_back(std::move(follower));
+    return;
+  }
+  Status st = status_;
+  lock.unlock();
+  follower->complete(st);
+}
+
+void ChorusWork::complete(const Status& st) {
+  std::vector<c10::intrusive_ptr<ChorusWork>> followers;
+  {
+    std::lock_guard<std::mutex> lock(followersMutex_);
+    done_ = true;
+    status_ = st;
+    followers = std::move(followers_);
+  }
+  inputs_.clear();
+  // The future first: a thread that wait()ed reads it next.
+  if (st.isOk()) {
+    future_->markCompleted(c10::IValue(outputs_));
+    finish();
+  } else {
+    auto error = std::make_exception_ptr(c10::DistBackendError(c10::SourceLocation{__func__, __FILE__, __LINE__},
+                                                               "chorus " + what_ + " failed: " + st.message()));
+    future_->setError(error);
+    finish(error);
+  }
+  for (auto& f : followers) f->complete(st);
+}
+
+}  // namespace chorus::torch_backend
