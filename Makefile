@@ -3,7 +3,9 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 RANKS ?= 4
 
-.PHONY: deps build run test test-sanitized clean
+VENV ?= .venv
+
+.PHONY: deps python-env build build-python run test test-sanitized clean
 
 deps:
 	@bash scripts/install_deps.sh
@@ -15,7 +17,16 @@ build: deps
 run: build
 	$(BUILD)/perf/all_reduce_perf --nprocs $(RANKS) -b 8 -e 64M -f 2
 
-test: build
+# The virtual environment of the Python package and its tests (torch, numpy, pytest, nanobind: scripts/python_env.sh).
+python-env:
+	@bash scripts/python_env.sh $(VENV)
+
+# The library, its tools and tests, and the Python package with the torch.distributed backend.
+build-python: deps python-env
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCHORUS_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(VENV))/bin/python >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+test: build-python
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 900
 
 # The suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the threaded tests under ThreadSanitizer.

@@ -145,7 +145,8 @@ Status groupEnd();
 /// Ends the outermost group as groupEnd() does, but its operations, all of one communicator, run on that
 /// communicator's thread after its other async work, and the returned Request completes when all of them did: a
 /// framework's coalesced calls (PyTorch's batch_isend_irecv) without blocking the caller. Inside a nested group, or
-/// for a group that holds inits, splits or several communicators, the Request fails with kInvalidUsage and nothing runs.
+/// for a group that holds inits, splits or several communicators, the Request fails with kInvalidUsage and nothing
+/// runs.
 Request groupEndAsync();
 
 }  // namespace chorus

@@ -16,9 +16,12 @@ from . import _torch_backend
 BACKEND_NAME = "chorus"
 
 
-def _create(store, rank, size, timeout):
-    return _torch_backend.create_backend(store, rank, size, timeout.total_seconds())
+def _create(options, _backend_options):
+    # The group's id keeps the communicators of the groups of one process apart (new_group, subgroups).
+    return _torch_backend.create_backend(
+        options.store, "chorus/" + options.group_id, options.group_rank, options.group_size,
+        options.timeout.total_seconds())
 
 
 if BACKEND_NAME not in dist.Backend.backend_list:
-    dist.Backend.register_backend(BACKEND_NAME, _create, devices=["cpu"])
+    dist.Backend.register_backend(BACKEND_NAME, _create, extended_api=True, devices=["cpu"])

@@ -29,15 +29,24 @@ struct Failure {
 
 const char* codeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "ok";
-    case ErrorCode::kCudaError: return "cuda_error";
-    case ErrorCode::kSystemError: return "system_error";
-    case ErrorCode::kInternalError: return "internal_error";
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kInvalidUsage: return "invalid_usage";
-    case ErrorCode::kRemoteError: return "remote_error";
-    case ErrorCode::kInProgress: return "in_progress";
-    case ErrorCode::kTimeout: return "timeout";
+    case ErrorCode::kOk:
+      return "ok";
+    case ErrorCode::kCudaError:
+      return "cuda_error";
+    case ErrorCode::kSystemError:
+      return "system_error";
+    case ErrorCode::kInternalError:
+      return "internal_error";
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kInvalidUsage:
+      return "invalid_usage";
+    case ErrorCode::kRemoteError:
+      return "remote_error";
+    case ErrorCode::kInProgress:
+      return "in_progress";
+    case ErrorCode::kTimeout:
+      return "timeout";
   }
   return "unknown";
 }
@@ -68,7 +77,8 @@ DataType dataTypeOf(const Array& a, const char* what) {
     if (code == Code::Bfloat && t.bits == 16) return DataType::kBfloat16;
   }
   throw Failure{invalidArgument(std::string(what) + ": element type (DLPack code " + std::to_string(t.code) + ", " +
-                                std::to_string(t.bits) + " bits) is none of chorus's: int8, uint8, bool, int32, "
+                                std::to_string(t.bits) +
+                                " bits) is none of chorus's: int8, uint8, bool, int32, "
                                 "uint32, int64, uint64, float16, bfloat16, float32, float64")};
 }
 
@@ -232,7 +242,8 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
             async, {handleOf(send), handleOf(recv)}, [&] { return c.alltoAll(s.data, r.data, block, s.type); },
             [&] { return c.alltoAllAsync(s.data, r.data, block, s.type); });
       },
-      "send"_a, "recv"_a, "async_op"_a = false, "Block j of `send` goes to rank j; block i of `recv` comes from rank i.");
+      "send"_a, "recv"_a, "async_op"_a = false,
+      "Block j of `send` goes to rank j; block i of `recv` comes from rank i.");
   cls.def(
       "all_to_all_v",
       [](PyCommunicator& self, ReadOnly send, const std::vector<size_t>& sendCounts, Writable recv,
@@ -242,8 +253,8 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
         Communicator& c = self.comm();
         const size_t n = static_cast<size_t>(c.size());
         if (sendCounts.size() != n || recvCounts.size() != n) {
-          throw Failure{invalidArgument("all_to_all_v: the counts must have one entry per rank (" +
-                                        std::to_string(n) + ")")};
+          throw Failure{
+              invalidArgument("all_to_all_v: the counts must have one entry per rank (" + std::to_string(n) + ")")};
         }
         std::vector<size_t> sendDispls(n), recvDispls(n);
         size_t sendTotal = 0, recvTotal = 0;
@@ -359,7 +370,8 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
       "barrier",
       [](PyCommunicator& self, bool async) {
         Communicator& c = self.comm();
-        return self.run(async, {}, [&] { return c.barrier(); }, [&] { return c.barrierAsync(); });
+        return self.run(
+            async, {}, [&] { return c.barrier(); }, [&] { return c.barrierAsync(); });
       },
       "async_op"_a = false, "Returns once every rank has called it.");
 }
@@ -469,15 +481,16 @@ NB_MODULE(_chorus, m) {
       .def(
           "split",
           [](PyCommunicator& self, int color, int key) -> std::optional<PyCommunicator> {
-            std::unique_ptr<Communicator> child = created(
-                [&](std::unique_ptr<Communicator>* out) { return self.comm().split(color, key, out); });
+            std::unique_ptr<Communicator> child =
+                created([&](std::unique_ptr<Communicator>* out) { return self.comm().split(color, key, out); });
             if (!child) return std::nullopt;
             return PyCommunicator(std::move(child));
           },
           "color"_a, "key"_a = 0,
           "Ranks with the same color form a new communicator ordered by (key, rank); color -1 joins none (None).")
-      .def("abort", [](PyCommunicator& self) { self.comm().abort(); },
-           "Ends every call of this communicator with an error; safe from any thread.")
+      .def(
+          "abort", [](PyCommunicator& self) { self.comm().abort(); },
+          "Ends every call of this communicator with an error; safe from any thread.")
       .def("close", &PyCommunicator::close, "Destroys the communicator (waits for its async calls).")
       .def("__enter__", [](nb::object self) { return self; })
       .def("__exit__", [](PyCommunicator& self, nb::args) { self.close(); });

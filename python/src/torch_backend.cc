@@ -1,10 +1,10 @@
 // chorus as a torch.distributed backend: c10d's Backend interface for CPU tensors on a chorus Communicator.
 // Every call goes to chorus's async variant, so it returns at once with a Work; calls between startCoalescing and
 // endCoalescing (batch_isend_irecv, _coalescing_manager) run as one chorus group off the caller's thread.
-#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/python.h>
 
 #include <numeric>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include "chorus/communicator.hpp"
 #include "torch_store.hpp"
@@ -18,17 +18,28 @@ using Work = c10::intrusive_ptr<c10d::Work>;
 
 DataType dataTypeOf(const at::Tensor& t, const char* call) {
   switch (t.scalar_type()) {
-    case at::kChar: return DataType::kInt8;
-    case at::kByte: return DataType::kUint8;
-    case at::kBool: return DataType::kUint8;
-    case at::kInt: return DataType::kInt32;
-    case at::kUInt32: return DataType::kUint32;
-    case at::kLong: return DataType::kInt64;
-    case at::kUInt64: return DataType::kUint64;
-    case at::kHalf: return DataType::kFloat16;
-    case at::kFloat: return DataType::kFloat32;
-    case at::kDouble: return DataType::kFloat64;
-    case at::kBFloat16: return DataType::kBfloat16;
+    case at::kChar:
+      return DataType::kInt8;
+    case at::kByte:
+      return DataType::kUint8;
+    case at::kBool:
+      return DataType::kUint8;
+    case at::kInt:
+      return DataType::kInt32;
+    case at::kUInt32:
+      return DataType::kUint32;
+    case at::kLong:
+      return DataType::kInt64;
+    case at::kUInt64:
+      return DataType::kUint64;
+    case at::kHalf:
+      return DataType::kFloat16;
+    case at::kFloat:
+      return DataType::kFloat32;
+    case at::kDouble:
+      return DataType::kFloat64;
+    case at::kBFloat16:
+      return DataType::kBfloat16;
     default:
       TORCH_CHECK(false, "chorus ", call, ": tensors of ", t.scalar_type(),
                   " are not supported (int8, uint8, bool, int32, uint32, int64, uint64, float16, bfloat16, float32, "
@@ -57,18 +68,24 @@ void sameShape(const at::Tensor& a, const at::Tensor& b, const char* call) {
 
 RedOp redOpOf(const c10d::ReduceOp& op, const char* call) {
   switch (op.op_) {
-    case c10d::ReduceOp::SUM: return RedOp::sum();
-    case c10d::ReduceOp::AVG: return RedOp::avg();
-    case c10d::ReduceOp::PRODUCT: return RedOp::prod();
-    case c10d::ReduceOp::MIN: return RedOp::min();
-    case c10d::ReduceOp::MAX: return RedOp::max();
+    case c10d::ReduceOp::SUM:
+      return RedOp::sum();
+    case c10d::ReduceOp::AVG:
+      return RedOp::avg();
+    case c10d::ReduceOp::PRODUCT:
+      return RedOp::prod();
+    case c10d::ReduceOp::MIN:
+      return RedOp::min();
+    case c10d::ReduceOp::MAX:
+      return RedOp::max();
     case c10d::ReduceOp::PREMUL_SUM: {
       auto* factor = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
       TORCH_CHECK(factor && !factor->tensor_factor.defined(), "chorus ", call,
                   ": PREMUL_SUM takes a Python number as its factor here, not a tensor");
       return RedOp::preMulSum(factor->double_factor);
     }
-    default: TORCH_CHECK(false, "chorus ", call, ": the reduction BAND, BOR or BXOR is not supported");
+    default:
+      TORCH_CHECK(false, "chorus ", call, ": the reduction BAND, BOR or BXOR is not supported");
   }
 }
 
@@ -287,8 +304,10 @@ class ChorusBackend : public c10d::Backend {
     const DataType type = dataTypeOf(in, "gather");
     at::Tensor flat;
     if (rank_ == root) {
-      TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_, "chorus gather: the root "
-                  "expects ", size_, " output tensors");
+      TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
+                  "chorus gather: the root "
+                  "expects ",
+                  size_, " output tensors");
       for (auto& o : outputs[0]) sameShape(in, o, "gather");
       flat = at::empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
     }
@@ -308,8 +327,10 @@ class ChorusBackend : public c10d::Backend {
     const DataType type = dataTypeOf(out, "scatter");
     at::Tensor flat;
     if (rank_ == root) {
-      TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_, "chorus scatter: the root "
-                  "expects ", size_, " input tensors");
+      TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
+                  "chorus scatter: the root "
+                  "expects ",
+                  size_, " input tensors");
       for (auto& i : inputs[0]) {
         TORCH_CHECK(i.numel() == out.numel(), "chorus scatter: input tensors must match the output's size");
         sameShape(i, out, "scatter");
@@ -425,17 +446,17 @@ class ChorusBackend : public c10d::Backend {
   std::vector<c10::intrusive_ptr<ChorusWork>> coalesced_;
 };
 
-// The creator torch.distributed calls for each process group (Backend.register_backend): the store is already
-// prefixed for the group, so one prefix serves all of them.
-c10::intrusive_ptr<c10d::Backend> createBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                                                double timeoutSeconds) {
+// The creator torch.distributed calls for each process group (Backend.register_backend, through chorus/torch.py):
+// `prefix` names the group, the same on each of its ranks.
+c10::intrusive_ptr<c10d::Backend> createBackend(const c10::intrusive_ptr<c10d::Store>& store, const std::string& prefix,
+                                                int rank, int size, double timeoutSeconds) {
   CommConfig config;
   config.timeoutSeconds = timeoutSeconds;
   std::unique_ptr<Communicator> comm;
   Status st;
   {
     pybind11::gil_scoped_release release;
-    st = Communicator::create(std::make_shared<TorchStore>(store), "chorus", size, rank, &comm, config);
+    st = Communicator::create(std::make_shared<TorchStore>(store), prefix, size, rank, &comm, config);
   }
   TORCH_CHECK(st.isOk(), "chorus: creating the communicator of rank ", rank, " of ", size, " failed: ", st.message());
   return c10::make_intrusive<ChorusBackend>(std::move(comm));
@@ -446,6 +467,6 @@ c10::intrusive_ptr<c10d::Backend> createBackend(const c10::intrusive_ptr<c10d::S
 
 PYBIND11_MODULE(_torch_backend, m) {
   m.doc() = "chorus's torch.distributed backend (import chorus.torch to register it as 'chorus')";
-  m.def("create_backend", &chorus::torch_backend::createBackend, pybind11::arg("store"), pybind11::arg("rank"),
-        pybind11::arg("size"), pybind11::arg("timeout_seconds"));
+  m.def("create_backend", &chorus::torch_backend::createBackend, pybind11::arg("store"), pybind11::arg("prefix"),
+        pybind11::arg("rank"), pybind11::arg("size"), pybind11::arg("timeout_seconds"));
 }

@@ -1,9 +1,8 @@
 // The c10d Work of a chorus call: completes, and completes its future, when the chorus Request does.
 #pragma once
 
-#include <torch/csrc/distributed/c10d/Work.hpp>
-
 #include <string>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
 #include "chorus/request.hpp"

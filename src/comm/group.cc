@@ -133,7 +133,8 @@ Request groupEndAsync() {
   tGroup.inits.clear();
   tGroup.ops.clear();
   if (queued.empty() && inits.empty()) return finishedRequest(Status::ok());
-  const bool oneComm = std::all_of(queued.begin(), queued.end(), [&](const auto& q) { return q.first == queued[0].first; });
+  const bool oneComm =
+      std::all_of(queued.begin(), queued.end(), [&](const auto& q) { return q.first == queued[0].first; });
   if (!inits.empty() || !oneComm) {
     return finishedRequest(invalidUsage("groupEndAsync: the group must hold operations of one communicator only"));
   }
