@@ -61,7 +61,7 @@ const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* cal
   return checked(tensors[0], call);
 }
 
-void sameShape(const at::Tensor& a, const at::Tensor& b, const char* call) {
+void sameType(const at::Tensor& a, const at::Tensor& b, const char* call) {
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "chorus ", call, ": input is ", a.scalar_type(), ", output is ",
               b.scalar_type());
 }
@@ -190,17 +190,17 @@ class ChorusBackend : public c10d::Backend {
                 size_, " output tensors");
     for (auto& o : outputs[0]) {
       TORCH_CHECK(o.numel() == in.numel(), "chorus allgather: output tensors must match the input's size");
-      sameShape(in, o, "allgather");
+      sameType(in, o, "allgather");
     }
     at::Tensor flat = at::empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
     Work work = _allgather_base(flat, const_cast<at::Tensor&>(in), opts);
-    return copiedOut(work, flat, outputs[0], OpType::ALLGATHER, "allgather");
+    return copiedOut(work, flat, outputs[0], OpType::ALLGATHER);
   }
 
   Work _allgather_base(at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions&) override {
     checked(input, "all_gather_into_tensor");
     checked(output, "all_gather_into_tensor");
-    sameShape(input, output, "all_gather_into_tensor");
+    sameType(input, output, "all_gather_into_tensor");
     TORCH_CHECK(output.numel() == input.numel() * size_, "chorus all_gather_into_tensor: the output has ",
                 output.numel(), " elements, expected ", input.numel() * size_);
     const DataType type = dataTypeOf(input, "all_gather_into_tensor");
@@ -222,7 +222,7 @@ class ChorusBackend : public c10d::Backend {
   Work _reduce_scatter_base(at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override {
     checked(input, "reduce_scatter_tensor");
     checked(output, "reduce_scatter_tensor");
-    sameShape(input, output, "reduce_scatter_tensor");
+    sameType(input, output, "reduce_scatter_tensor");
     TORCH_CHECK(input.numel() == output.numel() * size_, "chorus reduce_scatter_tensor: the input has ", input.numel(),
                 " elements, expected ", output.numel() * size_);
     const RedOp op = redOpOf(opts.reduceOp, "reduce_scatter");
@@ -260,7 +260,7 @@ class ChorusBackend : public c10d::Backend {
                      std::vector<int64_t>& inputSplits, const c10d::AllToAllOptions&) override {
     checked(input, "all_to_all_single");
     checked(output, "all_to_all_single");
-    sameShape(input, output, "all_to_all_single");
+    sameType(input, output, "all_to_all_single");
     const int64_t inRow = input.dim() ? input.numel() / std::max<int64_t>(input.size(0), 1) : 1;
     const int64_t outRow = output.dim() ? output.numel() / std::max<int64_t>(output.size(0), 1) : 1;
     auto sendCounts = std::make_shared<std::vector<size_t>>(
@@ -294,7 +294,7 @@ class ChorusBackend : public c10d::Backend {
     at::Tensor in = at::cat(flatInputs);
     at::Tensor out = at::empty({std::accumulate(outSplits.begin(), outSplits.end(), int64_t{0})}, in.options());
     Work work = alltoall_base(out, in, outSplits, inSplits, opts);
-    return copiedOut(work, out, outputs, OpType::ALLTOALL, "all_to_all");
+    return copiedOut(work, out, outputs, OpType::ALLTOALL);
   }
 
   Work gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
@@ -308,7 +308,7 @@ class ChorusBackend : public c10d::Backend {
                   "chorus gather: the root "
                   "expects ",
                   size_, " output tensors");
-      for (auto& o : outputs[0]) sameShape(in, o, "gather");
+      for (auto& o : outputs[0]) sameType(in, o, "gather");
       flat = at::empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
     }
     void* recv = flat.defined() ? flat.data_ptr() : nullptr;
@@ -317,7 +317,7 @@ class ChorusBackend : public c10d::Backend {
         [&](Communicator& c) { return c.gather(in.data_ptr(), recv, in.numel(), type, root); },
         [&](Communicator& c) { return c.gatherAsync(in.data_ptr(), recv, in.numel(), type, root); });
     if (rank_ != root) return work;
-    return copiedOut(work, flat, outputs[0], OpType::GATHER, "gather");
+    return copiedOut(work, flat, outputs[0], OpType::GATHER);
   }
 
   Work scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
@@ -333,7 +333,7 @@ class ChorusBackend : public c10d::Backend {
                   size_, " input tensors");
       for (auto& i : inputs[0]) {
         TORCH_CHECK(i.numel() == out.numel(), "chorus scatter: input tensors must match the output's size");
-        sameShape(i, out, "scatter");
+        sameType(i, out, "scatter");
       }
       std::vector<at::Tensor> flatInputs;
       for (auto& t : inputs[0]) flatInputs.push_back(t.reshape({-1}));
@@ -408,7 +408,7 @@ class ChorusBackend : public c10d::Backend {
   }
 
   // A Work that copies `flat`, once filled, into `outputs` (the list forms of allgather, all_to_all and gather).
-  Work copiedOut(const Work& work, at::Tensor flat, std::vector<at::Tensor> outputs, OpType type, const char* what) {
+  Work copiedOut(const Work& work, at::Tensor flat, std::vector<at::Tensor> outputs, OpType type) {
     auto future = work->getFuture()->then(
         [flat, outputs](c10::ivalue::Future&) {
           int64_t offset = 0;
