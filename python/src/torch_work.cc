@@ -21,6 +21,13 @@ c10::intrusive_ptr<ChorusWork> ChorusWork::start(Request request, c10d::OpType t
   return work;
 }
 
+c10::intrusive_ptr<ChorusWork> ChorusWork::finished(const Status& st, c10d::OpType type, std::string what,
+                                                    std::vector<at::Tensor> outputs) {
+  auto work = c10::make_intrusive<ChorusWork>(type, std::move(what), std::move(outputs), std::vector<at::Tensor>{});
+  work->complete(st);
+  return work;
+}
+
 c10::intrusive_ptr<ChorusWork> ChorusWork::pending(c10d::OpType type, std::string what, std::vector<at::Tensor> outputs,
                                                    std::vector<at::Tensor> inputs) {
   return c10::make_intrusive<ChorusWork>(type, std::move(what), std::move(outputs), std::move(inputs));

@@ -15,6 +15,9 @@ class ChorusWork : public c10d::Work {
   /// `what` names the call in error messages ("allreduce").
   static c10::intrusive_ptr<ChorusWork> start(Request request, c10d::OpType type, std::string what,
                                               std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs = {});
+  /// A call that already ran, with status `st`.
+  static c10::intrusive_ptr<ChorusWork> finished(const Status& st, c10d::OpType type, std::string what,
+                                                 std::vector<at::Tensor> outputs);
   /// A call inside a coalescing block: it finishes with the block's Work (follow()).
   static c10::intrusive_ptr<ChorusWork> pending(c10d::OpType type, std::string what, std::vector<at::Tensor> outputs,
                                                 std::vector<at::Tensor> inputs);

@@ -144,9 +144,24 @@ def collectives_body(rank, n, port):
     dist.destroy_process_group()
 
 
-@pytest.mark.parametrize("nranks", [2, 4])
-def test_collectives_match_gloo(nranks):
+# Small collectives run in the caller's thread (CHORUS_TORCH_INLINE_BYTES); 0 sends every call to the
+# communicator's thread, so both paths are checked.
+@pytest.mark.parametrize("nranks,inline_bytes", [(2, "0"), (4, "64K")])
+def test_collectives_match_gloo(nranks, inline_bytes, monkeypatch):
+    monkeypatch.setenv("CHORUS_TORCH_INLINE_BYTES", inline_bytes)
     run_ranks(collectives_body, nranks, timeout=300)
+
+
+def test_inline_bytes_setting(monkeypatch):
+    import chorus.torch
+
+    monkeypatch.setenv("CHORUS_TORCH_INLINE_BYTES", "2K")
+    assert chorus.torch.inline_bytes() == 2048
+    monkeypatch.delenv("CHORUS_TORCH_INLINE_BYTES")
+    assert chorus.torch.inline_bytes() == 64 << 10
+    monkeypatch.setenv("CHORUS_TORCH_INLINE_BYTES", "lots")
+    with pytest.raises(ValueError, match="CHORUS_TORCH_INLINE_BYTES='lots' is invalid"):
+        chorus.torch.inline_bytes()
 
 
 def subgroup_body(rank, n, port):
