@@ -321,6 +321,24 @@ class ChorusBackend : public c10d::Backend {
     return copiedOut(work, flat, outputs[0], OpType::GATHER);
   }
 
+  // gather into one flat tensor on the root (dist.gather_single).
+  Work gather_single(at::Tensor& output, at::Tensor& input, const c10d::GatherOptions& opts) override {
+    checked(input, "gather_single");
+    const int root = static_cast<int>(opts.rootRank);
+    if (rank_ == root) {
+      checked(output, "gather_single");
+      sameType(input, output, "gather_single");
+      TORCH_CHECK(output.numel() == input.numel() * size_, "chorus gather_single: the output has ", output.numel(),
+                  " elements, expected ", input.numel() * size_);
+    }
+    void* recv = rank_ == root ? output.data_ptr() : nullptr;
+    const DataType type = dataTypeOf(input, "gather_single");
+    return launch(
+        OpType::GATHER, "gather_single", rank_ == root ? std::vector<at::Tensor>{output} : std::vector<at::Tensor>{},
+        {input}, [&](Communicator& c) { return c.gather(input.data_ptr(), recv, input.numel(), type, root); },
+        [&](Communicator& c) { return c.gatherAsync(input.data_ptr(), recv, input.numel(), type, root); });
+  }
+
   Work scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
                const c10d::ScatterOptions& opts) override {
     const at::Tensor& out = single(outputs, "scatter");

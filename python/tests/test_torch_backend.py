@@ -91,6 +91,10 @@ def collectives_body(rank, n, port):
             dist.gather(x, ref, dst=0, group=gloo)
             if rank == 0:
                 assert all(torch.equal(p, q) for p, q in zip(gathered, ref))
+            flat = torch.empty((n * x.numel(),), dtype=dtype) if rank == 0 else None
+            dist.gather_single(x, flat, dst=0)
+            if rank == 0:
+                assert torch.equal(flat, torch.cat([q.reshape(-1) for q in ref]))
 
             parts = list(big.chunk(n)) if rank == 0 else None
             got, ref = torch.empty_like(x), torch.empty_like(x)
