@@ -298,45 +298,24 @@ class ChorusBackend : public c10d::Backend {
     return copiedOut(work, out, outputs, OpType::ALLTOALL);
   }
 
+  // The list form gathers into one flat tensor on the root, then copies out to the caller's tensors.
   Work gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
               const c10d::GatherOptions& opts) override {
     const at::Tensor& in = single(inputs, "gather");
-    const int root = static_cast<int>(opts.rootRank);
-    const DataType type = dataTypeOf(in, "gather");
     at::Tensor flat;
-    if (rank_ == root) {
+    if (rank_ == opts.rootRank) {
       TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
-                  "chorus gather: the root "
-                  "expects ",
-                  size_, " output tensors");
+                  "chorus gather: the root expects ", size_, " output tensors");
       for (auto& o : outputs[0]) sameType(in, o, "gather");
       flat = at::empty({static_cast<int64_t>(size_) * in.numel()}, in.options());
     }
-    void* recv = flat.defined() ? flat.data_ptr() : nullptr;
-    Work work = launch(
-        OpType::GATHER, "gather", {}, {in, flat},
-        [&](Communicator& c) { return c.gather(in.data_ptr(), recv, in.numel(), type, root); },
-        [&](Communicator& c) { return c.gatherAsync(in.data_ptr(), recv, in.numel(), type, root); });
-    if (rank_ != root) return work;
+    Work work = gatherFlat(flat, in, opts, "gather");
+    if (rank_ != opts.rootRank) return work;
     return copiedOut(work, flat, outputs[0], OpType::GATHER);
   }
 
-  // gather into one flat tensor on the root (dist.gather_single).
   Work gather_single(at::Tensor& output, at::Tensor& input, const c10d::GatherOptions& opts) override {
-    checked(input, "gather_single");
-    const int root = static_cast<int>(opts.rootRank);
-    if (rank_ == root) {
-      checked(output, "gather_single");
-      sameType(input, output, "gather_single");
-      TORCH_CHECK(output.numel() == input.numel() * size_, "chorus gather_single: the output has ", output.numel(),
-                  " elements, expected ", input.numel() * size_);
-    }
-    void* recv = rank_ == root ? output.data_ptr() : nullptr;
-    const DataType type = dataTypeOf(input, "gather_single");
-    return launch(
-        OpType::GATHER, "gather_single", rank_ == root ? std::vector<at::Tensor>{output} : std::vector<at::Tensor>{},
-        {input}, [&](Communicator& c) { return c.gather(input.data_ptr(), recv, input.numel(), type, root); },
-        [&](Communicator& c) { return c.gatherAsync(input.data_ptr(), recv, input.numel(), type, root); });
+    return gatherFlat(output, input, opts, "gather_single");
   }
 
   Work scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
@@ -411,6 +390,25 @@ class ChorusBackend : public c10d::Backend {
     if (type != OpType::SEND && type != OpType::RECV && largestTensorBytes(outputs, inputs) <= inlineBytes_)
       return ChorusWork::finished(blocking(*comm_), type, what, std::move(outputs));
     return ChorusWork::start(async(*comm_), type, what, std::move(outputs), std::move(inputs));
+  }
+
+  // gather of `input` into one flat tensor `output` on the root (unused elsewhere).
+  Work gatherFlat(const at::Tensor& output, const at::Tensor& input, const c10d::GatherOptions& opts,
+                  const char* what) {
+    checked(input, what);
+    const int root = static_cast<int>(opts.rootRank);
+    if (rank_ == root) {
+      checked(output, what);
+      sameType(input, output, what);
+      TORCH_CHECK(output.numel() == input.numel() * size_, "chorus ", what, ": the output has ", output.numel(),
+                  " elements, expected ", input.numel() * size_);
+    }
+    void* recv = rank_ == root ? output.data_ptr() : nullptr;
+    const DataType type = dataTypeOf(input, what);
+    return launch(
+        OpType::GATHER, what, rank_ == root ? std::vector<at::Tensor>{output} : std::vector<at::Tensor>{}, {input},
+        [&](Communicator& c) { return c.gather(input.data_ptr(), recv, input.numel(), type, root); },
+        [&](Communicator& c) { return c.gatherAsync(input.data_ptr(), recv, input.numel(), type, root); });
   }
 
   static size_t largestTensorBytes(const std::vector<at::Tensor>& outputs, const std::vector<at::Tensor>& inputs) {
