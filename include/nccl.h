@@ -1,12 +1,15 @@
 /*
  * nccl.h -- the NCCL-compatible C API of chorus.
  *
- * Names, enum values and struct layouts follow NCCL 2.23, so a program written for NCCL compiles against this
- * header and runs on chorus's libnccl.so.2. With CUDA present, cudaStream_t is CUDA's own type, otherwise an
- * opaque pointer of the same shape. A call on host memory, with any stream, completes before it returns; a call on
- * device memory is enqueued on its stream and returns at once. Inside ncclGroupStart/ncclGroupEnd the work starts
- * at ncclGroupEnd.
- * Additions beyond NCCL 2.23: ncclAlltoAll, ncclGather, ncclScatter (as in NCCL 2.28).
+ * Names, enum values, struct layouts and functions follow the nccl.h of NCCL 2.28.9, so a program written for NCCL
+ * compiles against this header and runs on chorus's libnccl.so.2. With CUDA present, cudaStream_t is CUDA's own
+ * type, otherwise an opaque pointer of the same shape. A call on host memory, with any stream, completes before
+ * it returns; a call on device memory is enqueued on its stream and returns at once. Inside
+ * ncclGroupStart/ncclGroupEnd the work starts at ncclGroupEnd.
+ *
+ * The version macros say 2.27.7, not 2.28: programs read NCCL_VERSION_CODE >= 2.28 as "NCCL's device API is
+ * here" and include nccl_device.h (nccl-tests does), which chorus does not provide. Everything 2.28 added to
+ * nccl.h itself is declared below and works (ncclAlltoAll, ncclGather and ncclScatter among it).
  */
 #ifndef NCCL_H_
 #define NCCL_H_
@@ -22,23 +25,26 @@
 #endif
 #endif
 
-/* Under CUDA, as NVIDIA's header: CUDA's runtime and its half and bfloat16 types (half, __nv_bfloat16), which
- * programs written for NCCL take from nccl.h. */
+/* Under CUDA, as NVIDIA's header: CUDA's runtime and its half, bfloat16 and (C++) fp8 types (half, __nv_bfloat16,
+ * __nv_fp8_e4m3, __nv_fp8_e5m2), which programs written for NCCL take from nccl.h. */
 #ifdef CHORUS_NCCL_WITH_CUDA
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #if CUDART_VERSION >= 11000
 #include <cuda_bf16.h>
 #endif
+#if defined(__cplusplus) && CUDART_VERSION >= 11080
+#include <cuda_fp8.h>
+#endif
 #else
 typedef struct CUstream_st* cudaStream_t;
 #endif
 
 #define NCCL_MAJOR 2
-#define NCCL_MINOR 23
-#define NCCL_PATCH 4
+#define NCCL_MINOR 27
+#define NCCL_PATCH 7
 #define NCCL_SUFFIX ""
-#define NCCL_VERSION_CODE 22304
+#define NCCL_VERSION_CODE 22707
 #define NCCL_VERSION(X, Y, Z) (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
 
 /* Defined by chorus's nccl.h only: lets a program tell at compile time that it builds against chorus. */
@@ -50,6 +56,8 @@ extern "C" {
 
 /* Opaque communicator handle. */
 typedef struct ncclComm* ncclComm_t;
+/* Opaque handle of a buffer registered with ncclCommWindowRegister. */
+typedef struct ncclWindow_vidmem* ncclWindow_t;
 #define NCCL_COMM_NULL NULL
 
 #define NCCL_UNIQUE_ID_BYTES 128
@@ -74,8 +82,26 @@ typedef enum {
 #define NCCL_SPLIT_NOCOLOR -1
 #define NCCL_UNDEF_FLOAT -1.0f
 
-/* Communicator options. Fill with NCCL_CONFIG_INITIALIZER, then set the fields to change. */
-typedef struct ncclConfig_v21700 {
+/* ncclCommWindowRegister's flags and the alignment a symmetric window needs. */
+#define NCCL_WIN_DEFAULT 0x00
+#define NCCL_WIN_COLL_SYMMETRIC 0x01
+#define NCCL_WIN_REQUIRED_ALIGNMENT 4096
+
+/* ncclConfig_t.CTAPolicy values (GPU scheduling hints; accepted, without effect on host memory). */
+#define NCCL_CTA_POLICY_DEFAULT 0x00
+#define NCCL_CTA_POLICY_EFFICIENCY 0x01
+#define NCCL_CTA_POLICY_ZERO 0x02
+
+/* ncclCommShrink's flags: shrink as is, or first end the parent's operations in flight. */
+#define NCCL_SHRINK_DEFAULT 0x00
+#define NCCL_SHRINK_ABORT 0x01
+/* ncclCommRevoke's flags: none yet, must be 0. */
+#define NCCL_REVOKE_DEFAULT 0x00
+
+/* Communicator options. Fill with NCCL_CONFIG_INITIALIZER, then set the fields to change. A program built against
+ * an older nccl.h passes a smaller struct; its size field tells which fields it has. chorus reads blocking; the
+ * other fields tune NCCL's GPU kernels and network plugins and are accepted without effect. */
+typedef struct ncclConfig_v22800 {
   size_t size;
   unsigned int magic;
   unsigned int version;
@@ -85,12 +111,22 @@ typedef struct ncclConfig_v21700 {
   int maxCTAs;
   const char* netName;
   int splitShare;
+  int trafficClass;
+  const char* commName;
+  int collnetEnable;
+  int CTAPolicy;
+  int shrinkShare;
+  int nvlsCTAs;
+  int nChannelsPerNetPeer;
+  int nvlinkCentricSched;
 } ncclConfig_t;
 
 #define NCCL_CONFIG_INITIALIZER                                                                                \
   {                                                                                                            \
     sizeof(ncclConfig_t), 0xcafebeef, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), NCCL_CONFIG_UNDEF_INT, \
         NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR,            \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,            \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,            \
         NCCL_CONFIG_UNDEF_INT                                                                                  \
   }
 
@@ -133,7 +169,9 @@ typedef enum {
   ncclFloat64 = 8,
   ncclDouble = 8,
   ncclBfloat16 = 9,
-  ncclNumTypes = 10
+  ncclFloat8e4m3 = 10,
+  ncclFloat8e5m2 = 11,
+  ncclNumTypes = 12
 } ncclDataType_t;
 
 typedef enum { ncclScalarDevice = 0, ncclScalarHostImmediate = 1 } ncclScalarResidence_t;
@@ -170,6 +208,17 @@ ncclResult_t ncclCommAbort(ncclComm_t comm);
 ncclResult_t pncclCommAbort(ncclComm_t comm);
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
 ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
+/* A communicator of the ranks not in excludeRanksList, renumbered in their order. Every remaining rank calls it
+ * with the same list; the excluded ranks do not. NCCL_SHRINK_ABORT first ends comm's operations in flight. With
+ * config NULL the new communicator inherits comm's configuration. */
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                            ncclConfig_t* config, int shrinkFlags);
+ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                             ncclConfig_t* config, int shrinkFlags);
+/* Ends comm's operations in flight and fails its later operations; comm can still be destroyed or shrunk.
+ * ncclCommGetAsyncError says ncclSuccess once nothing is in flight any more. revokeFlags must be 0. */
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags);
+ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags);
 
 const char* ncclGetErrorString(ncclResult_t result);
 const char* pncclGetErrorString(ncclResult_t result);
@@ -194,6 +243,12 @@ ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, vo
 ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle);
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle);
 ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle);
+/* A window over [buff, buff + size) for comm; with NCCL_WIN_COLL_SYMMETRIC buff must be aligned to
+ * NCCL_WIN_REQUIRED_ALIGNMENT. Collectives on a window's buffer work as on any buffer. */
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
+ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
+ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 
 /* A sum whose inputs are first multiplied by *scalar (of type datatype), valid on comm with that datatype. */
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,

@@ -63,7 +63,7 @@ extern const Collective kAllReduce, kAllGather, kReduceScatter, kAlltoAll, kBroa
     kScatter;
 
 /// The types and ops of -d / -o, in nccl-tests' order and spelling.
-inline constexpr int kNumTypes = 10, kFloatIndex = 7, kNumOps = 6;
+inline constexpr int kNumTypes = 12, kFloatIndex = 7, kNumOps = 6;
 extern const char* const kTypeNames[kNumTypes];
 extern const ncclDataType_t kTypes[kNumTypes];
 extern const char* const kOpNames[kNumOps];

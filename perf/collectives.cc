@@ -166,10 +166,11 @@ const Collective kScatter{CollId::kScatter,         "scatter",     false,      t
 const Collective kSendRecv{CollId::kSendRecv, "sendrecv",      false,     false,       false,
                            InPlace::kSame,    broadcastCounts, factorOne, sendRecvFill};
 
-const char* const kTypeNames[kNumTypes] = {"int8",   "uint8", "int32", "uint32", "int64",
-                                           "uint64", "half",  "float", "double", "bfloat16"};
-const ncclDataType_t kTypes[kNumTypes] = {ncclInt8,   ncclUint8,   ncclInt32,   ncclUint32,  ncclInt64,
-                                          ncclUint64, ncclFloat16, ncclFloat32, ncclFloat64, ncclBfloat16};
+const char* const kTypeNames[kNumTypes] = {"int8", "uint8", "int32",  "uint32",   "int64",  "uint64",
+                                           "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"};
+const ncclDataType_t kTypes[kNumTypes] = {ncclInt8,    ncclUint8,    ncclInt32,      ncclUint32,
+                                          ncclInt64,   ncclUint64,   ncclFloat16,    ncclFloat32,
+                                          ncclFloat64, ncclBfloat16, ncclFloat8e4m3, ncclFloat8e5m2};
 const char* const kOpNames[kNumOps] = {"sum", "prod", "max", "min", "avg", "mulsum"};
 const int kOps[kNumOps] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg, kMulSum};
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "kernels/fp8.hpp"
 #include "kernels/half.hpp"
 
 namespace chorus::perf {
@@ -34,10 +35,15 @@ uint64_t mix(uint64_t x) {
 }
 
 bool isUnsigned(ncclDataType_t t) { return t == ncclUint8 || t == ncclUint32 || t == ncclUint64; }
+bool isFloat8(ncclDataType_t t) { return t == ncclFloat8e4m3 || t == ncclFloat8e5m2; }
 
 // Largest integer magnitude every partial sum may reach and stay exact in the type.
 double exactLimit(ncclDataType_t t) {
   switch (t) {
+    case ncclFloat8e5m2:
+      return 8;
+    case ncclFloat8e4m3:
+      return 16;
     case ncclBfloat16:
       return 256;
     case ncclFloat16:
@@ -69,7 +75,7 @@ double inputValue(uint64_t seed, int rank, size_t index, ValueKind kind, ncclDat
     case ValueKind::kMinMax:
       return isUnsigned(type) ? static_cast<double>(h % 101) : static_cast<double>(static_cast<int64_t>(h % 101) - 50);
     case ValueKind::kMove:
-      return static_cast<double>(h % (type == ncclBfloat16 ? 256 : 2048));
+      return static_cast<double>(h % (isFloat8(type) ? 16 : type == ncclBfloat16 ? 256 : 2048));
   }
   return 0;
 }
@@ -78,6 +84,8 @@ size_t typeSize(ncclDataType_t type) {
   switch (type) {
     case ncclInt8:
     case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2:
       return 1;
     case ncclFloat16:
     case ncclBfloat16:
@@ -122,6 +130,12 @@ void storeValue(void* buffer, size_t position, ncclDataType_t type, double value
       memcpy(p, &v, 2);
       break;
     }
+    case ncclFloat8e4m3:
+      *reinterpret_cast<uint8_t*>(p) = kernels::floatToE4m3(static_cast<float>(value));
+      break;
+    case ncclFloat8e5m2:
+      *reinterpret_cast<uint8_t*>(p) = kernels::floatToE5m2(static_cast<float>(value));
+      break;
     case ncclFloat32: {
       float v = static_cast<float>(value);
       memcpy(p, &v, 4);
@@ -158,7 +172,8 @@ void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, in
         break;
     }
   }
-  const bool isFloat = type == ncclFloat16 || type == ncclBfloat16 || type == ncclFloat32 || type == ncclFloat64;
+  const bool isFloat =
+      type == ncclFloat16 || type == ncclBfloat16 || type == ncclFloat32 || type == ncclFloat64 || isFloat8(type);
   if (op == ncclProd && !isFloat) {
     storeValue(buffer, position, type, static_cast<double>(static_cast<int64_t>(intProduct)));
     return;

@@ -1,4 +1,4 @@
-// Reduction kernels and 16-bit float conversions.
+// Reduction kernels and the 16- and 8-bit float conversions.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/copy.hpp"
+#include "kernels/fp8.hpp"
 #include "kernels/half.hpp"
 #include "kernels/reduce.hpp"
 
@@ -127,6 +128,27 @@ TEST(Reduce, ScaleAndDivide) {
   std::vector<int32_t> i = {7, -7};
   divide(i.data(), 2, DataType::kInt32, 2);
   EXPECT_EQ(i, (std::vector<int32_t>{3, -3}));
+}
+
+// 8-bit floats reduce in float and round once, to nearest even, saturating at the largest finite value.
+TEST(Reduce, Float8RoundsToNearestEvenAndSaturates) {
+  const uint8_t one = floatToE4m3(1.0f), oneEighth = floatToE4m3(0.125f), sixteenth = floatToE4m3(0.0625f);
+  EXPECT_EQ(one, 0x38);
+  EXPECT_EQ(floatToE4m3(448.0f), 0x7e);
+  EXPECT_EQ(floatToE4m3(1e9f), 0x7e);       // overflow saturates
+  EXPECT_EQ(floatToE4m3(-INFINITY), 0xfe);  // so does an infinity
+  EXPECT_EQ(floatToE5m2(1.0f), 0x3c);
+  EXPECT_EQ(floatToE5m2(INFINITY), 0x7b);      // 57344
+  EXPECT_EQ(e4m3ToFloat(0x01), 0.001953125f);  // the smallest subnormal, 2^-9
+  const uint8_t nineEighths = floatToE4m3(1.125f);
+  std::vector<uint8_t> a = {one, nineEighths, 0x7e, one}, b = {sixteenth, sixteenth, 0x7e, oneEighth}, out(4);
+  reduceFunction(DataType::kFloat8e4m3, RedOpKind::kSum)(out.data(), a.data(), b.data(), 4);
+  EXPECT_EQ(out[0], one);                 // 1.0625 is halfway: to the even 1.0
+  EXPECT_EQ(out[1], floatToE4m3(1.25f));  // 1.1875 is halfway: to the even 1.25
+  EXPECT_EQ(out[2], 0x7e);                // 448 + 448 saturates at 448
+  EXPECT_EQ(out[3], nineEighths);
+  reduceFunction(DataType::kFloat8e5m2, RedOpKind::kMax)(out.data(), a.data(), b.data(), 1);
+  EXPECT_EQ(e5m2ToFloat(out[0]), e5m2ToFloat(a[0]) > e5m2ToFloat(b[0]) ? e5m2ToFloat(a[0]) : e5m2ToFloat(b[0]));
 }
 
 TEST(Reduce, EveryTypeAndOpHasAKernel) {

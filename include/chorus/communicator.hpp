@@ -72,6 +72,10 @@ class Communicator {
   /// An abort of this communicator from another thread ends a split that waits. Inside a group the split runs at
   /// groupEnd, together with the group's other splits and inits (one thread may split several ranks).
   Status split(int color, int key, std::unique_ptr<Communicator>* out);
+  /// A communicator of the ranks not in `excluded`, renumbered in their order (NCCL's ncclCommShrink). Every
+  /// remaining rank calls it with the same list; the excluded ranks do not. Works on an aborted communicator too,
+  /// whose operations have all ended: that is how the survivors go on after abort().
+  Status shrink(const std::vector<int>& excluded, std::unique_ptr<Communicator>* out);
 
   int rank() const;
   int size() const;

@@ -18,8 +18,10 @@ enum class DataType : int {
   kFloat32 = 7,
   kFloat64 = 8,
   kBfloat16 = 9,
+  kFloat8e4m3 = 10,  ///< CUDA's __nv_fp8_e4m3: 4 exponent and 3 mantissa bits, largest finite 448
+  kFloat8e5m2 = 11,  ///< CUDA's __nv_fp8_e5m2: 5 exponent and 2 mantissa bits, largest finite 57344
 };
-inline constexpr int kNumDataTypes = 10;
+inline constexpr int kNumDataTypes = 12;
 
 enum class RedOpKind : int { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kAvg = 4, kPreMulSum = 5 };
 

@@ -7,13 +7,13 @@
 #define CHORUS_VERSION_MINOR 2
 #define CHORUS_VERSION_PATCH 0
 /// The NCCL API level of chorus's nccl.h and libnccl.so.2 (what ncclGetVersion returns).
-#define CHORUS_NCCL_API_CODE 22304
+#define CHORUS_NCCL_API_CODE 22707
 
 namespace chorus {
 
 /// "major.minor.patch" of the loaded library.
 const char* version();
-/// The NCCL API level the library implements, as "2.23.4".
+/// The NCCL API level the library implements, as "2.27.7".
 const char* ncclApiVersion();
 
 }  // namespace chorus

@@ -28,7 +28,7 @@ std::string gLastError;
 thread_local std::string tLastErrorCopy;
 
 ncclResult_t resultOf(const Status& st) {
-  // NCCL 2.23 has no timeout code: a wait that ran out is a system error (the message says which wait).
+  // NCCL has no timeout code: a wait that ran out is a system error (the message says which wait).
   if (st.code() == chorus::ErrorCode::kTimeout) return ncclSystemError;
   return static_cast<ncclResult_t>(st.code());
 }
@@ -92,7 +92,12 @@ Status checkComm(ncclComm_t comm, bool entered, const char* fn) {
   if (ncclResult_t r_ = report(checkShell(comm, fn)); r_ != ncclSuccess) return r_; \
   Call call_(comm->gate);                                                           \
   if (ncclResult_t r_ = report(checkComm(comm, call_.entered(), fn)); r_ != ncclSuccess) return r_
-#define CHORUS_ENTER_OWNER(comm, fn) CHORUS_ENTER(chorus::OwnerCall, comm, fn)
+// Owner calls that communicate also refuse a revoked communicator.
+#define CHORUS_ENTER_OWNER(comm, fn)                 \
+  CHORUS_ENTER(chorus::OwnerCall, comm, fn);         \
+  if (comm->revoked.load(std::memory_order_acquire)) \
+  return report(chorus::invalidUsage(std::string(fn) + ": comm was revoked (ncclCommRevoke)"))
+#define CHORUS_ENTER_MANAGEMENT(comm, fn) CHORUS_ENTER(chorus::OwnerCall, comm, fn)
 #define CHORUS_ENTER_SHARED(comm, fn) CHORUS_ENTER(chorus::SharedCall, comm, fn)
 
 // Shells of ended communicators, kept for the life of the process (nccl_comm.hpp) and reachable from here.
@@ -122,6 +127,7 @@ ncclResult_t release(ncclComm_t comm, bool abort, const char* fn) {
   comm->comm.reset();
   std::lock_guard<std::mutex> lock(comm->mutex);
   comm->preMulOps.clear();
+  comm->windows.clear();
   return ncclSuccess;
 }
 
@@ -322,6 +328,45 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
 }
 CHORUS_CATCH("ncclCommSplit")
 
+ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                             ncclConfig_t* config, int shrinkFlags) try {
+  CHORUS_ENTER_MANAGEMENT(comm, "ncclCommShrink");
+  if (!newcomm) return report(chorus::invalidArgument("ncclCommShrink: newcomm is NULL"));
+  if (excludeRanksCount < 0 || (excludeRanksCount > 0 && !excludeRanksList)) {
+    return report(chorus::invalidArgument("ncclCommShrink: excludeRanksList is NULL or excludeRanksCount < 0"));
+  }
+  if (shrinkFlags != NCCL_SHRINK_DEFAULT && shrinkFlags != NCCL_SHRINK_ABORT) {
+    return report(chorus::invalidArgument("ncclCommShrink: invalid shrinkFlags " + std::to_string(shrinkFlags)));
+  }
+  ncclConfig_t cfg;
+  if (ncclResult_t r = report(readConfig(config, &cfg)); r != ncclSuccess) return r;
+  if (shrinkFlags == NCCL_SHRINK_ABORT) {
+    comm->comm->abort();  // ends the operations in flight; the shrink below needs only the rendezvous
+    comm->revoked.store(true, std::memory_order_release);
+  }
+  std::unique_ptr<chorus::Communicator> child;
+  Status st = comm->comm->shrink(std::vector<int>(excludeRanksList, excludeRanksList + excludeRanksCount), &child);
+  if (!st.isOk()) return report(st.withContext("ncclCommShrink"));
+  *newcomm = new ncclComm();
+  (*newcomm)->comm = std::move(child);
+  (*newcomm)->cudaDevice = comm->cudaDevice;
+  (*newcomm)->blocking = config ? cfg.blocking != 0 : comm->blocking;
+  return ncclSuccess;
+}
+CHORUS_CATCH("ncclCommShrink")
+
+ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) try {
+  CHORUS_ENTER_SHARED(comm, "ncclCommRevoke");
+  if (revokeFlags != NCCL_REVOKE_DEFAULT) {
+    return report(chorus::invalidArgument("ncclCommRevoke: revokeFlags must be 0, not " + std::to_string(revokeFlags)));
+  }
+  // Abort ends what runs on every thread and closes the connections, so the peers' waits end at once too.
+  comm->comm->abort();
+  comm->revoked.store(true, std::memory_order_release);
+  return ncclSuccess;
+}
+CHORUS_CATCH("ncclCommRevoke")
+
 const char* pncclGetErrorString(ncclResult_t result) {
   switch (result) {
     case ncclSuccess:
@@ -359,7 +404,8 @@ void pncclResetDebugInit(void) {
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) try {
   CHORUS_ENTER_SHARED(comm, "ncclCommGetAsyncError");
   if (!asyncError) return report(chorus::invalidArgument("ncclCommGetAsyncError: asyncError is NULL"));
-  *asyncError = resultOf(comm->comm->asyncError());
+  // A revoked communicator is quiescent once ncclCommRevoke returned: its abort is not an error to report.
+  *asyncError = comm->revoked.load(std::memory_order_acquire) ? ncclSuccess : resultOf(comm->comm->asyncError());
   return ncclSuccess;
 }
 CHORUS_CATCH("ncclCommGetAsyncError")
@@ -401,6 +447,42 @@ ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) try {
   return ncclSuccess;
 }
 CHORUS_CATCH("ncclCommDeregister")
+
+ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) try {
+  CHORUS_ENTER_SHARED(comm, "ncclCommWindowRegister");
+  if (!win) return report(chorus::invalidArgument("ncclCommWindowRegister: win is NULL"));
+  *win = nullptr;
+  if (!buff && size > 0) return report(chorus::invalidArgument("ncclCommWindowRegister: buff is NULL"));
+  if (winFlags != NCCL_WIN_DEFAULT && winFlags != NCCL_WIN_COLL_SYMMETRIC) {
+    return report(chorus::invalidArgument("ncclCommWindowRegister: invalid winFlags " + std::to_string(winFlags)));
+  }
+  if (winFlags == NCCL_WIN_COLL_SYMMETRIC && reinterpret_cast<uintptr_t>(buff) % NCCL_WIN_REQUIRED_ALIGNMENT != 0) {
+    return report(chorus::invalidArgument("ncclCommWindowRegister: a symmetric window must start at a multiple of " +
+                                          std::to_string(NCCL_WIN_REQUIRED_ALIGNMENT) + " bytes"));
+  }
+  auto window = std::make_unique<ncclWindow_vidmem>();
+  window->base = buff;
+  window->size = size;
+  window->flags = winFlags;
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  *win = window.get();
+  comm->windows.push_back(std::move(window));
+  return ncclSuccess;
+}
+CHORUS_CATCH("ncclCommWindowRegister")
+
+ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) try {
+  CHORUS_ENTER_SHARED(comm, "ncclCommWindowDeregister");
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  for (auto it = comm->windows.begin(); it != comm->windows.end(); ++it) {
+    if (it->get() == win) {
+      comm->windows.erase(it);
+      return ncclSuccess;
+    }
+  }
+  return report(chorus::invalidArgument("ncclCommWindowDeregister: win was not registered on this comm"));
+}
+CHORUS_CATCH("ncclCommWindowDeregister")
 
 ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                        ncclScalarResidence_t residence, ncclComm_t comm) try {
@@ -568,6 +650,8 @@ CHORUS_NCCL_ALIAS(ncclCommFinalize)
 CHORUS_NCCL_ALIAS(ncclCommDestroy)
 CHORUS_NCCL_ALIAS(ncclCommAbort)
 CHORUS_NCCL_ALIAS(ncclCommSplit)
+CHORUS_NCCL_ALIAS(ncclCommShrink)
+CHORUS_NCCL_ALIAS(ncclCommRevoke)
 CHORUS_NCCL_ALIAS(ncclGetErrorString)
 CHORUS_NCCL_ALIAS(ncclGetLastError)
 CHORUS_NCCL_ALIAS(ncclResetDebugInit)
@@ -577,6 +661,8 @@ CHORUS_NCCL_ALIAS(ncclCommCuDevice)
 CHORUS_NCCL_ALIAS(ncclCommUserRank)
 CHORUS_NCCL_ALIAS(ncclCommRegister)
 CHORUS_NCCL_ALIAS(ncclCommDeregister)
+CHORUS_NCCL_ALIAS(ncclCommWindowRegister)
+CHORUS_NCCL_ALIAS(ncclCommWindowDeregister)
 CHORUS_NCCL_ALIAS(ncclRedOpCreatePreMulSum)
 CHORUS_NCCL_ALIAS(ncclRedOpDestroy)
 CHORUS_NCCL_ALIAS(ncclAllReduce)

@@ -1,4 +1,5 @@
-// What an ncclComm_t points to: a chorus Communicator plus the C-API-only state (PreMulSum ops, finalize flag).
+// What an ncclComm_t points to: a chorus Communicator plus the C-API-only state (PreMulSum ops, windows, the finalize
+// and revoke flags).
 //
 // The shell outlives its communicator: ncclCommAbort and ncclCommDestroy free the Communicator but keep the shell,
 // marked dead, so a call that another thread makes with the handle afterwards is an error, never a use of freed
@@ -22,7 +23,8 @@ struct ncclComm {
   std::unique_ptr<chorus::Communicator> comm;
   bool finalized = false;
   bool blocking = true;
-  int cudaDevice = -1;  // the caller's CUDA device at init (ncclCommCuDevice), -1 without one
+  std::atomic<bool> revoked{false};  // ncclCommRevoke returned: communication calls fail, shrink and destroy work
+  int cudaDevice = -1;               // the caller's CUDA device at init (ncclCommCuDevice), -1 without one
 
   /// A PreMulSum op: the scalar, where it lives, and the datatype it was made for.
   struct PreMulOp {
@@ -33,5 +35,14 @@ struct ncclComm {
     const void* pointer = nullptr;  // read at each call (ncclScalarDevice; on host memory a plain pointer)
   };
   std::vector<PreMulOp> preMulOps;  // ncclRedOp_t value = ncclNumOps + index
-  std::mutex mutex;
+  std::vector<std::unique_ptr<ncclWindow_vidmem>> windows;
+  std::mutex mutex;  // guards preMulOps and windows
+};
+
+/// What an ncclWindow_t points to. The host path reads buffers wherever they are, so a window only records its
+/// range; it is the handle NCCL's programs pass around and give back to ncclCommWindowDeregister.
+struct ncclWindow_vidmem {
+  void* base = nullptr;
+  size_t size = 0;
+  int flags = NCCL_WIN_DEFAULT;
 };

@@ -509,6 +509,24 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
   return Status::ok();
 }
 
+Status CommImpl::shrink(const std::vector<int>& excluded, std::unique_ptr<CommImpl>* out) {
+  // After an abort nothing runs any more; otherwise queued work of this communicator finishes first.
+  if (!aborted_) worker_.drain();
+  TimeoutScope timeout(config_.timeoutSeconds);
+  // Every remaining rank knows the new numbering from the list alone, so no exchange over the (possibly broken)
+  // communicator is needed: the list names the new communicator's rendezvous.
+  std::string tag = "shrink" + std::to_string(shrinks_++);
+  for (int r : excluded) tag += "-" + std::to_string(r);
+  const int newSize = nranks_ - static_cast<int>(excluded.size());
+  const int newRank =
+      rank_ - static_cast<int>(std::lower_bound(excluded.begin(), excluded.end(), rank_) - excluded.begin());
+  auto child = std::make_unique<CommImpl>(newRank, newSize, config_);
+  CHORUS_TRY(child->init(bootstrap_->child(tag, newSize, newRank)));
+  child->setDeterministic(selector_.deterministic);
+  *out = std::move(child);
+  return Status::ok();
+}
+
 void CommImpl::abort() {
   if (aborted_.exchange(true)) return;
   {

@@ -79,6 +79,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
 
   /// Collective split over this communicator (see Communicator::split).
   Status split(int color, int key, std::unique_ptr<CommImpl>* out);
+  /// `excluded`: sorted, distinct ranks other than this one (checked by Communicator::shrink).
+  Status shrink(const std::vector<int>& excluded, std::unique_ptr<CommImpl>* out);
 
   void abort();
   bool aborted() const { return aborted_.load(); }
@@ -133,6 +135,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::atomic<bool> aborted_{false};
   uint64_t sequence_ = 0;
   int splits_ = 0;
+  int shrinks_ = 0;  // apart from splits_: the excluded ranks call split but not shrink
   std::mutex splitMutex_;
   CommImpl* splitChild_ = nullptr;  // the child a split is initialising, under splitMutex_ (abort() aborts it too)
   int64_t spinIterations_ = 0;      // CHORUS_SPIN, or a short spin when this host has more ranks than cores

@@ -1,5 +1,7 @@
 #include "chorus/communicator.hpp"
 
+#include <algorithm>
+
 #include "bootstrap/launcher.hpp"
 #include "comm/comm_impl.hpp"
 #include "comm/group.hpp"
@@ -134,6 +136,28 @@ Status Communicator::split(int color, int key, std::unique_ptr<Communicator>* ou
   std::unique_ptr<CommImpl> child;
   CHORUS_TRY(impl_->split(color, key, &child));
   out->reset(child ? new Communicator(std::move(child)) : nullptr);
+  return Status::ok();
+}
+
+Status Communicator::shrink(const std::vector<int>& excluded, std::unique_ptr<Communicator>* out) {
+  if (!out) return invalidArgument("shrink: null output");
+  std::vector<int> sorted = excluded;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const int r = sorted[i];
+    if (r < 0 || r >= size())
+      return invalidArgument("shrink: excluded rank " + std::to_string(r) + " outside [0, " + std::to_string(size()) +
+                             ")");
+    if (i > 0 && sorted[i - 1] == r) return invalidArgument("shrink: rank " + std::to_string(r) + " excluded twice");
+    if (r == rank()) return invalidArgument("shrink: this rank (" + std::to_string(r) + ") is in its exclude list");
+  }
+  if (group::active()) return invalidUsage("shrink: not supported inside a group");
+  // An aborted communicator's gate stays closed, but nothing runs in it any more: only its rendezvous is used.
+  OwnerCall call(impl_->gate());
+  if (!call.entered() && !impl_->aborted()) return remoteError("shrink: the communicator is being destroyed");
+  std::unique_ptr<CommImpl> child;
+  CHORUS_TRY(impl_->shrink(sorted, &child));
+  out->reset(new Communicator(std::move(child)));
   return Status::ok();
 }
 

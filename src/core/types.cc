@@ -11,6 +11,8 @@ size_t dataTypeSize(DataType type) {
   switch (type) {
     case DataType::kInt8:
     case DataType::kUint8:
+    case DataType::kFloat8e4m3:
+    case DataType::kFloat8e5m2:
       return 1;
     case DataType::kFloat16:
     case DataType::kBfloat16:
@@ -49,6 +51,10 @@ const char* dataTypeName(DataType type) {
       return "double";
     case DataType::kBfloat16:
       return "bfloat16";
+    case DataType::kFloat8e4m3:
+      return "f8e4m3";
+    case DataType::kFloat8e5m2:
+      return "f8e5m2";
   }
   return "?";
 }

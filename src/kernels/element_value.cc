@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "kernels/fp8.hpp"
 #include "kernels/half.hpp"
 
 namespace chorus::kernels {
@@ -24,6 +25,10 @@ double elementAsDouble(const void* p, DataType type) {
       return halfToFloat(*static_cast<const uint16_t*>(p));
     case DataType::kBfloat16:
       return bfloat16ToFloat(*static_cast<const uint16_t*>(p));
+    case DataType::kFloat8e4m3:
+      return e4m3ToFloat(*static_cast<const uint8_t*>(p));
+    case DataType::kFloat8e5m2:
+      return e5m2ToFloat(*static_cast<const uint8_t*>(p));
     case DataType::kFloat32:
       return *static_cast<const float*>(p);
     case DataType::kFloat64:

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/fp8.hpp"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -19,14 +21,27 @@ void reduceLoop(void* dst, const void* a, const void* b, size_t count) {
   for (size_t i = 0; i < count; ++i) d[i] = op(x[i], y[i]);
 }
 
-// 16-bit floats reduce in float and round back once per element.
-template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float), typename Op>
-void reduceLoop16(void* dst, const void* a, const void* b, size_t count) {
-  uint16_t* d = static_cast<uint16_t*>(dst);
-  const uint16_t* x = static_cast<const uint16_t*>(a);
-  const uint16_t* y = static_cast<const uint16_t*>(b);
+// A narrow float format (16 or 8 bits, stored as `Bits`) with its conversions to and from float.
+template <typename Bits, float (*ToFloat)(Bits), Bits (*FromFloat)(float)>
+struct Narrow {
+  using Storage = Bits;
+  static float widen(Bits b) { return ToFloat(b); }
+  static Bits narrow(float f) { return FromFloat(f); }
+};
+using Half = Narrow<uint16_t, halfToFloat, floatToHalf>;
+using Bfloat16 = Narrow<uint16_t, bfloat16ToFloat, floatToBfloat16>;
+using E4m3 = Narrow<uint8_t, e4m3ToFloat, floatToE4m3>;
+using E5m2 = Narrow<uint8_t, e5m2ToFloat, floatToE5m2>;
+
+// Narrow floats reduce in float and round back once per element.
+template <typename Format, typename Op>
+void reduceLoopNarrow(void* dst, const void* a, const void* b, size_t count) {
+  using T = typename Format::Storage;
+  T* d = static_cast<T*>(dst);
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
   Op op;
-  for (size_t i = 0; i < count; ++i) d[i] = FromFloat(op(ToFloat(x[i]), ToFloat(y[i])));
+  for (size_t i = 0; i < count; ++i) d[i] = Format::narrow(op(Format::widen(x[i]), Format::widen(y[i])));
 }
 
 #if defined(__x86_64__)
@@ -72,7 +87,7 @@ ReduceFn halfReduction() {
 #if defined(__x86_64__)
   if (hasF16c()) return reduceHalfF16c<Op>;
 #endif
-  return reduceLoop16<halfToFloat, floatToHalf, Op>;
+  return reduceLoopNarrow<Half, Op>;
 }
 
 template <typename Op>
@@ -97,7 +112,11 @@ ReduceFn forOp(DataType type) {
     case DataType::kFloat16:
       return halfReduction<Op>();
     case DataType::kBfloat16:
-      return reduceLoop16<bfloat16ToFloat, floatToBfloat16, Op>;
+      return reduceLoopNarrow<Bfloat16, Op>;
+    case DataType::kFloat8e4m3:
+      return reduceLoopNarrow<E4m3, Op>;
+    case DataType::kFloat8e5m2:
+      return reduceLoopNarrow<E5m2, Op>;
   }
   return nullptr;
 }
@@ -110,12 +129,13 @@ void scaleLoop(void* dst, const void* src, size_t count, double scalar) {
   for (size_t i = 0; i < count; ++i) d[i] = static_cast<T>(s[i] * k);
 }
 
-template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
-void scaleLoop16(void* dst, const void* src, size_t count, double scalar) {
-  uint16_t* d = static_cast<uint16_t*>(dst);
-  const uint16_t* s = static_cast<const uint16_t*>(src);
-  const float k = ToFloat(FromFloat(static_cast<float>(scalar)));  // the scalar in the element type, as NCCL
-  for (size_t i = 0; i < count; ++i) d[i] = FromFloat(ToFloat(s[i]) * k);
+template <typename Format>
+void scaleLoopNarrow(void* dst, const void* src, size_t count, double scalar) {
+  using T = typename Format::Storage;
+  T* d = static_cast<T*>(dst);
+  const T* s = static_cast<const T*>(src);
+  const float k = Format::widen(Format::narrow(static_cast<float>(scalar)));  // the scalar in the element type
+  for (size_t i = 0; i < count; ++i) d[i] = Format::narrow(Format::widen(s[i]) * k);
 }
 
 template <typename T>
@@ -125,11 +145,12 @@ void divideLoop(void* buf, size_t count, int divisor) {
   for (size_t i = 0; i < count; ++i) d[i] = static_cast<T>(d[i] / n);
 }
 
-template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
-void divideLoop16(void* buf, size_t count, int divisor) {
-  uint16_t* d = static_cast<uint16_t*>(buf);
+template <typename Format>
+void divideLoopNarrow(void* buf, size_t count, int divisor) {
+  using T = typename Format::Storage;
+  T* d = static_cast<T*>(buf);
   const float n = static_cast<float>(divisor);
-  for (size_t i = 0; i < count; ++i) d[i] = FromFloat(ToFloat(d[i]) / n);
+  for (size_t i = 0; i < count; ++i) d[i] = Format::narrow(Format::widen(d[i]) / n);
 }
 
 }  // namespace
@@ -169,9 +190,13 @@ void scale(void* dst, const void* src, size_t count, DataType type, double scala
     case DataType::kFloat64:
       return scaleLoop<double>(dst, src, count, scalar);
     case DataType::kFloat16:
-      return scaleLoop16<halfToFloat, floatToHalf>(dst, src, count, scalar);
+      return scaleLoopNarrow<Half>(dst, src, count, scalar);
     case DataType::kBfloat16:
-      return scaleLoop16<bfloat16ToFloat, floatToBfloat16>(dst, src, count, scalar);
+      return scaleLoopNarrow<Bfloat16>(dst, src, count, scalar);
+    case DataType::kFloat8e4m3:
+      return scaleLoopNarrow<E4m3>(dst, src, count, scalar);
+    case DataType::kFloat8e5m2:
+      return scaleLoopNarrow<E5m2>(dst, src, count, scalar);
   }
 }
 
@@ -194,9 +219,13 @@ void divide(void* buf, size_t count, DataType type, int divisor) {
     case DataType::kFloat64:
       return divideLoop<double>(buf, count, divisor);
     case DataType::kFloat16:
-      return divideLoop16<halfToFloat, floatToHalf>(buf, count, divisor);
+      return divideLoopNarrow<Half>(buf, count, divisor);
     case DataType::kBfloat16:
-      return divideLoop16<bfloat16ToFloat, floatToBfloat16>(buf, count, divisor);
+      return divideLoopNarrow<Bfloat16>(buf, count, divisor);
+    case DataType::kFloat8e4m3:
+      return divideLoopNarrow<E4m3>(buf, count, divisor);
+    case DataType::kFloat8e5m2:
+      return divideLoopNarrow<E5m2>(buf, count, divisor);
   }
 }
 

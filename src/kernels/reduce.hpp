@@ -41,7 +41,7 @@ using ReduceFn = void (*)(void* dst, const void* a, const void* b, size_t count)
 /// Returns nullptr for an invalid type.
 ReduceFn reduceFunction(DataType type, RedOpKind op);
 
-/// dst[i] = src[i] * scalar, computed in the element type's arithmetic (float for fp16/bf16).
+/// dst[i] = src[i] * scalar, computed in the element type's arithmetic (float for the 16- and 8-bit floats).
 void scale(void* dst, const void* src, size_t count, DataType type, double scalar);
 
 /// buf[i] /= divisor; integer types use integer division, as NCCL's SumPostDiv does.

@@ -21,7 +21,7 @@ fields=$(grep -E '^ +8 +2 +float' "$dir/table" | wc -w)
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["version"] == 3 and d["library"].startswith("chorus perf"), d["library"]
-assert d["nccl_version"] >= 22304
+assert d["nccl_version"] >= 22707
 assert "-J" in d["args"] and any(e.startswith("PATH=") for e in d["env"])
 c = d["config"]
 assert (c["iterations"], c["warmup_iters"], c["per_iter_timing"], c["per_iter_skip"], c["step_factor"]) == \

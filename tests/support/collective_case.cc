@@ -38,9 +38,10 @@ const std::vector<CollType>& testedCollectives() {
 }
 
 const std::vector<DataType>& allDataTypes() {
-  static const std::vector<DataType> all = {
-      DataType::kInt8,   DataType::kUint8,   DataType::kInt32,   DataType::kUint32,  DataType::kInt64,
-      DataType::kUint64, DataType::kFloat16, DataType::kFloat32, DataType::kFloat64, DataType::kBfloat16};
+  static const std::vector<DataType> all = {DataType::kInt8,     DataType::kUint8,      DataType::kInt32,
+                                            DataType::kUint32,   DataType::kInt64,      DataType::kUint64,
+                                            DataType::kFloat16,  DataType::kFloat32,    DataType::kFloat64,
+                                            DataType::kBfloat16, DataType::kFloat8e4m3, DataType::kFloat8e5m2};
   return all;
 }
 
