@@ -135,7 +135,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::atomic<bool> aborted_{false};
   uint64_t sequence_ = 0;
   int splits_ = 0;
-  int shrinks_ = 0;  // apart from splits_: the excluded ranks call split but not shrink
+  int shrinks_ = 0;  // apart from splits_: the excluded ranks do not call shrink, so one count would drift
   std::mutex splitMutex_;
   CommImpl* splitChild_ = nullptr;  // the child a split is initialising, under splitMutex_ (abort() aborts it too)
   int64_t spinIterations_ = 0;      // CHORUS_SPIN, or a short spin when this host has more ranks than cores
