@@ -211,6 +211,24 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int r
   return ncclSuccess;
 }
 
+// The shell of a communicator made from `parent` (split, shrink): its CUDA device, and its blocking mode from
+// `config` when one was given (read into `cfg`), else the parent's.
+ncclComm_t childShell(ncclComm_t parent, std::unique_ptr<chorus::Communicator> child, const ncclConfig_t* config,
+                      const ncclConfig_t& cfg) {
+  auto* shell = new ncclComm();
+  shell->comm = std::move(child);
+  shell->cudaDevice = parent->cudaDevice;
+  shell->blocking = config ? cfg.blocking != 0 : parent->blocking;
+  return shell;
+}
+
+// Ends the operations in flight on this rank and closes its connections, so the peers' waits end at once too;
+// later communication calls are refused, destroy and shrink still work.
+void revoke(ncclComm_t comm) {
+  comm->comm->abort();
+  comm->revoked.store(true, std::memory_order_release);
+}
+
 }  // namespace
 
 #define CHORUS_NCCL_ALIAS(name) decltype(p##name) name __attribute__((weak, alias("p" #name)));
@@ -317,13 +335,7 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
   static_assert(NCCL_SPLIT_NOCOLOR == chorus::Communicator::kNoColor);
   Status st = comm->comm->split(color, key, &child);
   if (!st.isOk()) return report(st.withContext("ncclCommSplit"));
-  *newcomm = nullptr;
-  if (child) {
-    *newcomm = new ncclComm();
-    (*newcomm)->comm = std::move(child);
-    (*newcomm)->cudaDevice = comm->cudaDevice;
-    (*newcomm)->blocking = config ? cfg.blocking != 0 : comm->blocking;
-  }
+  *newcomm = child ? childShell(comm, std::move(child), config, cfg) : nullptr;
   return ncclSuccess;
 }
 CHORUS_CATCH("ncclCommSplit")
@@ -340,17 +352,11 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int exclude
   }
   ncclConfig_t cfg;
   if (ncclResult_t r = report(readConfig(config, &cfg)); r != ncclSuccess) return r;
-  if (shrinkFlags == NCCL_SHRINK_ABORT) {
-    comm->comm->abort();  // ends the operations in flight; the shrink below needs only the rendezvous
-    comm->revoked.store(true, std::memory_order_release);
-  }
+  if (shrinkFlags == NCCL_SHRINK_ABORT) revoke(comm);  // the shrink below needs only the rendezvous
   std::unique_ptr<chorus::Communicator> child;
   Status st = comm->comm->shrink(std::vector<int>(excludeRanksList, excludeRanksList + excludeRanksCount), &child);
   if (!st.isOk()) return report(st.withContext("ncclCommShrink"));
-  *newcomm = new ncclComm();
-  (*newcomm)->comm = std::move(child);
-  (*newcomm)->cudaDevice = comm->cudaDevice;
-  (*newcomm)->blocking = config ? cfg.blocking != 0 : comm->blocking;
+  *newcomm = childShell(comm, std::move(child), config, cfg);
   return ncclSuccess;
 }
 CHORUS_CATCH("ncclCommShrink")
@@ -360,9 +366,7 @@ ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) try {
   if (revokeFlags != NCCL_REVOKE_DEFAULT) {
     return report(chorus::invalidArgument("ncclCommRevoke: revokeFlags must be 0, not " + std::to_string(revokeFlags)));
   }
-  // Abort ends what runs on every thread and closes the connections, so the peers' waits end at once too.
-  comm->comm->abort();
-  comm->revoked.store(true, std::memory_order_release);
+  revoke(comm);
   return ncclSuccess;
 }
 CHORUS_CATCH("ncclCommRevoke")

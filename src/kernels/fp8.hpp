@@ -44,9 +44,12 @@ struct Fp8Format {
     const uint32_t exponentField = (b & 0x7fu) >> kMantissaBits;
     const uint32_t mantissa = b & ((1u << kMantissaBits) - 1u);
     constexpr uint32_t kTopExponent = (1u << kExponentBits) - 1u;
-    if (kExponentBits == 4 && exponentField == kTopExponent && mantissa == 7u) return bitsFloat(sign | 0x7fc00000u);
-    if (kExponentBits == 5 && exponentField == kTopExponent) {
-      return bitsFloat(sign | 0x7f800000u | (mantissa ? 0x400000u : 0u));  // infinity or NaN
+    if (exponentField == kTopExponent) {
+      if constexpr (kExponentBits == 4) {
+        if (mantissa == 7u) return bitsFloat(sign | 0x7fc00000u);  // E4M3's only NaN; the rest of the row is finite
+      } else {
+        return bitsFloat(sign | 0x7f800000u | (mantissa ? 0x400000u : 0u));  // infinity or NaN
+      }
     }
     if (exponentField == 0) {
       // mantissa * 2^(kMinNormalExponent - kMantissaBits), exact in float
