@@ -31,6 +31,24 @@ Status Linear::backward(const float* params, const Tensor& dy, float* grads, Ten
   return Status::ok();
 }
 
+Status Linear::backwardInput(const float* params, const Tensor& dy, Tensor* dx) {
+  dy_ = dy;
+  if (dx) matmulTransposedB(dy, params, in_, dx);
+  return Status::ok();
+}
+
+Status Linear::backwardWeight(float* grads) {
+  accumulateWeightGrad(x_, dy_, grads, bias_ ? grads + in_ * out_ : nullptr);
+  return Status::ok();
+}
+
+Status Layer::backwardInput(const float* params, const Tensor& dy, Tensor* dx) {
+  if (paramCount() > 0) return invalidUsage(name() + " has parameters and cannot split its backward");
+  return backward(params, dy, nullptr, dx);
+}
+
+Status Layer::backwardWeight(float*) { return Status::ok(); }
+
 Status Relu::forward(const float*, const Tensor& x, Tensor* y) {
   x_ = x;
   y->resize(x.rows(), x.cols());

@@ -37,6 +37,11 @@ class Layer {
   /// dx from dy, adding this layer's parameter gradients to `grads` (paramCount() floats). dx may be null when the
   /// input needs no gradient.
   virtual Status backward(const float* params, const Tensor& dy, float* grads, Tensor* dx) = 0;
+  /// Backward in two halves, for zero-bubble pipelines: the input gradient now, the parameter gradients later
+  /// (backwardWeight, once per backwardInput, adding to `grads` what backward would). A layer without parameters
+  /// needs nothing more; one with parameters that does not override them cannot be split and says so.
+  virtual Status backwardInput(const float* params, const Tensor& dy, Tensor* dx);
+  virtual Status backwardWeight(float* grads);
 };
 
 /// y = x W + b; W is [in x out] row-major, followed by b [out] in the parameters. Initialised uniformly in
@@ -50,6 +55,8 @@ class Linear : public Layer {
   void initParams(float* params, Rng& rng) const override;
   Status forward(const float* params, const Tensor& x, Tensor* y) override;
   Status backward(const float* params, const Tensor& dy, float* grads, Tensor* dx) override;
+  Status backwardInput(const float* params, const Tensor& dy, Tensor* dx) override;
+  Status backwardWeight(float* grads) override;
   size_t in() const { return in_; }
   size_t out() const { return out_; }
 
@@ -57,6 +64,7 @@ class Linear : public Layer {
   size_t in_, out_;
   bool bias_;
   Tensor x_;
+  Tensor dy_;  // between backwardInput and backwardWeight
 };
 
 class Relu : public Layer {

@@ -1,6 +1,7 @@
 #include "chorus/training/pipeline/simulator.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "message_matching.hpp"
 
@@ -60,6 +61,21 @@ Status simulateSchedule(const Schedule& schedule, const StageCosts& costs, Simul
   result->busy.assign(p, 0.0);
   result->peakActivations.assign(p, 0);
   auto finished = [&](int r) { return next[r] >= static_cast<int>(schedule.actions[r].size()); };
+  // Rendezvous: each message is a call on its direction's communicator (activations or gradients), a rank's calls
+  // on one communicator run in the order posted, and a call runs once the earlier ones on it are done.
+  const int channels = 2 * schedule.stagesPerRank;
+  auto channel = [&](const Action& a) { return messageChannel(schedule, a); };
+  std::vector<std::vector<int>> pending(p, std::vector<int>(channels, 0));  // per rank and channel: calls done so far
+  std::vector<std::vector<std::vector<int>>> calls(p, std::vector<std::vector<int>>(channels));
+  std::vector<std::vector<double>> channelFree(p, std::vector<double>(channels, 0.0));
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < static_cast<int>(schedule.actions[r].size()); ++i)
+      if (isCommunication(schedule.actions[r][i].op)) calls[r][channel(schedule.actions[r][i])].push_back(i);
+  auto running = [&](int q, int j) {
+    const int c = channel(schedule.actions[q][j]);
+    return postedAt[q][j] >= 0 && pending[q][c] < static_cast<int>(calls[q][c].size()) &&
+           calls[q][c][pending[q][c]] == j;
+  };
   for (bool progress = true; progress;) {
     progress = false;
     for (int r = 0; r < p; ++r) {
@@ -88,13 +104,22 @@ Status simulateSchedule(const Schedule& schedule, const StageCosts& costs, Simul
             const auto [q, j] = counterpart[r][i];
             if (sends == SendCompletion::kBuffered && send) {
               doneAt[r][i] = postedAt[r][i];
-            } else if (postedAt[q][j] < 0) {  // posted and not done: it waits in its group now
-              complete = false;
-              continue;
             } else if (sends == SendCompletion::kBuffered) {
+              if (postedAt[q][j] < 0) {
+                complete = false;
+                continue;
+              }
               doneAt[r][i] = std::max(postedAt[r][i], postedAt[q][j] + costs.transfer);
             } else {
-              doneAt[r][i] = doneAt[q][j] = std::max(postedAt[r][i], postedAt[q][j]) + costs.transfer;
+              if (!running(r, i) || !running(q, j)) {
+                complete = false;
+                continue;
+              }
+              const int c = channel(actions[i]);
+              const double start = std::max({postedAt[r][i], channelFree[r][c], postedAt[q][j], channelFree[q][c]});
+              doneAt[r][i] = doneAt[q][j] = channelFree[r][c] = channelFree[q][c] = start + costs.transfer;
+              ++pending[r][c];
+              ++pending[q][c];
             }
           }
           end = std::max(end, doneAt[r][i]);
