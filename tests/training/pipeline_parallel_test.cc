@@ -1,7 +1,7 @@
-// Pipeline parallelism runs the model the single-process way: for every schedule the runtime runs, 2 to 4 ranks and
-// 1 to 4p micro-batches (fewer than the ranks too), the parameters after a few steps hold the bits of the whole
-// model trained in one process on the same micro-batches. Uneven micro-batches, the stage partitioner, and the
-// errors of a pipeline that cannot run (interleaved 1F1B among them: see schedule.hpp).
+// Pipeline parallelism runs the model the single-process way: for every schedule, 2 to 4 ranks and 1 to 4p
+// micro-batches (fewer than the ranks too), the parameters after a few steps hold the bits of the whole model
+// trained in one process on the same micro-batches. Uneven micro-batches, the stage partitioner, and the errors of
+// a pipeline that cannot run.
 #include "chorus/training/pipeline/pipeline_parallel.hpp"
 
 #include <gtest/gtest.h>
@@ -46,14 +46,6 @@ PipelineConfig config(const std::string& schedule, int p, int m) {
   return c;
 }
 
-// The schedules whose sends need not be buffered: the ones the runtime runs.
-std::vector<std::string> runnableSchedules() {
-  std::vector<std::string> names;
-  for (const auto& g : scheduleGenerators())
-    if (!g.needsBufferedSends) names.push_back(g.name);
-  return names;
-}
-
 // Trains `steps` steps on every rank and returns "" or what went wrong; `params` gets rank 0's gathered result.
 std::string train(Communicator& comm, const PipelineConfig& c, size_t rows, std::vector<float>* params) {
   std::unique_ptr<PipelineParallel> pipe;
@@ -78,7 +70,7 @@ std::string train(Communicator& comm, const PipelineConfig& c, size_t rows, std:
 
 TEST(PipelineParallel, EveryScheduleGivesTheSingleProcessBits) {
   constexpr size_t kRows = 3;
-  for (const std::string& name : runnableSchedules()) {
+  for (const std::string& name : scheduleNames()) {
     for (int p : {2, 3, 4}) {
       for (int m : {1, p - 1, p, 4 * p}) {
         const std::vector<float> want = chorus::testing::referenceDataParallel(kWidths, 1, kSteps, m, kRows);
@@ -99,7 +91,7 @@ TEST(PipelineParallel, EveryScheduleGivesTheSingleProcessBits) {
 TEST(PipelineParallel, ProcessesGiveTheSameBits) {
   const std::vector<float> want = chorus::testing::referenceDataParallel(kWidths, 1, kSteps, 4, 2);
   const std::string err = onRanks(3, RankKind::kProcesses, [&](Communicator& comm) {
-    for (const char* name : {"1f1b", "zb-h1"}) {
+    for (const char* name : {"1f1b", "interleaved-1f1b", "zb-h1"}) {
       std::vector<float> got;
       std::string e = train(comm, config(name, 3, 4), 2, &got);
       if (!e.empty()) return std::string(name) + ": " + e;
@@ -126,7 +118,7 @@ TEST(PipelineParallel, UnevenMicroBatches) {
   auto optimizer = makeOptimizer(chorus::testing::testOptimizer(), want.size());
   optimizer->beginStep();
   optimizer->update(want.data(), grads.data(), 0, want.size());
-  for (const std::string& name : runnableSchedules()) {
+  for (const std::string& name : scheduleNames()) {
     std::vector<float> got;
     const std::string err = onRanks(2, RankKind::kThreads, [&](Communicator& comm) {
       std::unique_ptr<PipelineParallel> pipe;
@@ -199,10 +191,6 @@ TEST(PipelineParallel, ErrorsNameTheCause) {
     e = expect(PipelineParallel::create(
                    comm, [] { return makeMlp(kWidths); }, config("2f2b", 2, 2), &pipe),
                "unknown pipeline schedule '2f2b'");
-    if (!e.empty()) return e;
-    e = expect(PipelineParallel::create(
-                   comm, [] { return makeMlp(kWidths); }, config("interleaved-1f1b", 2, 4), &pipe),
-               "deadlock-free only with buffered sends");
     if (!e.empty()) return e;
     // The ranks disagree on the micro-batch count.
     e = expect(PipelineParallel::create(

@@ -16,7 +16,6 @@ Status gpipe(int ranks, int microBatches, int stagesPerRank, std::vector<std::ve
 
 }  // namespace
 
-CHORUS_REGISTER_PIPELINE_SCHEDULE(gpipe, "gpipe", "all forwards, then all backwards (GPipe)", false, false, false,
-                                  gpipe);
+CHORUS_REGISTER_PIPELINE_SCHEDULE(gpipe, "gpipe", "all forwards, then all backwards (GPipe)", false, false, gpipe);
 
 }  // namespace chorus::training::pipeline

@@ -4,7 +4,6 @@
 // rounds, stages reversed. When m is a multiple of p this is Megatron's order exactly. Otherwise the last round is
 // smaller and Megatron's warm-up counts no longer fit; the list scheduler then runs each kind in the same order,
 // rank r holding at most Megatron's warm-up plus one activations, one more until it makes progress.
-// Proven deadlock-free with buffered sends only: ranks send each other activations and gradients around a ring.
 #include <algorithm>
 
 #include "list_scheduler.hpp"
@@ -62,7 +61,6 @@ Status interleaved(int ranks, int microBatches, int stagesPerRank, std::vector<s
 }  // namespace
 
 CHORUS_REGISTER_PIPELINE_SCHEDULE(interleaved_1f1b, "interleaved-1f1b",
-                                  "1F1B over v stages per rank (Megatron's interleaving)", false, true, true,
-                                  interleaved);
+                                  "1F1B over v stages per rank (Megatron's interleaving)", false, true, interleaved);
 
 }  // namespace chorus::training::pipeline

@@ -13,20 +13,10 @@ std::string describe(const Action& a) {
   return s;
 }
 
-int messageChannel(const Schedule& schedule, const Action& a) {
-  const bool activation = a.op == Op::kSendActivation || a.op == Op::kRecvActivation;
-  const int source = a.op == Op::kRecvActivation ? a.stage - 1 : a.op == Op::kRecvGradient ? a.stage + 1 : a.stage;
-  return 2 * (source / schedule.ranks) + (activation ? 0 : 1);
-}
-
 Status matchMessages(const Schedule& schedule, std::vector<std::vector<std::pair<int, int>>>* counterpart) {
   const int p = schedule.ranks;
   // Per ordered pair (from, to): the indices of the sends on `from` and of the receives on `to`, in order.
-  const int channels = 2 * schedule.stagesPerRank;
-  auto slot = [&](int from, int to, const Action& a) {
-    return (from * p + to) * channels + messageChannel(schedule, a);
-  };
-  std::vector<std::vector<int>> sends(p * p * channels), recvs(p * p * channels);
+  std::vector<std::vector<int>> sends(p * p), recvs(p * p);
   counterpart->assign(p, {});
   for (int r = 0; r < p; ++r) {
     const auto& actions = schedule.actions[r];
@@ -39,25 +29,23 @@ Status matchMessages(const Schedule& schedule, std::vector<std::vector<std::pair
                                ") names no other rank");
       }
       if (isSend(a.op))
-        sends[slot(r, a.peer, a)].push_back(i);
+        sends[r * p + a.peer].push_back(i);
       else
-        recvs[slot(a.peer, r, a)].push_back(i);
+        recvs[a.peer * p + r].push_back(i);
     }
   }
-  for (int pair = 0; pair < p * p * channels; ++pair) {
-    const int from = pair / channels / p, to = pair / channels % p;
-    {
-      const auto& s = sends[pair];
-      const auto& r = recvs[pair];
-      if (s.size() != r.size()) {
-        return invalidArgument("rank " + std::to_string(from) + " sends " + std::to_string(s.size()) +
-                               " messages to rank " + std::to_string(to) + ", which receives " +
-                               std::to_string(r.size()) + " from it");
-      }
-      for (size_t k = 0; k < s.size(); ++k) {
-        (*counterpart)[from][s[k]] = {to, r[k]};
-        (*counterpart)[to][r[k]] = {from, s[k]};
-      }
+  for (int pair = 0; pair < p * p; ++pair) {
+    const int from = pair / p, to = pair % p;
+    const auto& s = sends[pair];
+    const auto& r = recvs[pair];
+    if (s.size() != r.size()) {
+      return invalidArgument("rank " + std::to_string(from) + " sends " + std::to_string(s.size()) +
+                             " messages to rank " + std::to_string(to) + ", which receives " +
+                             std::to_string(r.size()) + " from it");
+    }
+    for (size_t k = 0; k < s.size(); ++k) {
+      (*counterpart)[from][s[k]] = {to, r[k]};
+      (*counterpart)[to][r[k]] = {from, s[k]};
     }
   }
   return Status::ok();

@@ -1,6 +1,4 @@
-// Which receive each send of a schedule meets. Messages travel on channels, one per direction (activations,
-// gradients) and virtual stage of the sender (the runtime's communicators): from one rank to another on one channel,
-// the k-th send meets the k-th receive.
+// Which receive each send of a schedule meets: from one rank to another, the k-th send meets the k-th receive.
 #pragma once
 
 #include <utility>
@@ -13,9 +11,6 @@ namespace chorus::training::pipeline {
 /// counterpart[rank][i] = {peer, index in the peer's actions} of communication action i (-1, -1 for others); an
 /// error when a rank posts more sends to a peer than the peer posts receives from it, or the other way round.
 Status matchMessages(const Schedule& schedule, std::vector<std::vector<std::pair<int, int>>>* counterpart);
-
-/// The channel of a communication action: 2 x (the sending stage's virtual-stage index) + (1 for gradients).
-int messageChannel(const Schedule& schedule, const Action& action);
 
 /// "sA 3.1 to rank 2", for messages.
 std::string describe(const Action& action);

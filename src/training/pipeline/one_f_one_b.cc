@@ -15,6 +15,6 @@ Status oneForwardOneBackward(int ranks, int microBatches, int stagesPerRank, std
 }  // namespace
 
 CHORUS_REGISTER_PIPELINE_SCHEDULE(one_f_one_b, "1f1b", "one forward, one backward, rank r holding p-r (Megatron)",
-                                  false, false, false, oneForwardOneBackward);
+                                  false, false, oneForwardOneBackward);
 
 }  // namespace chorus::training::pipeline

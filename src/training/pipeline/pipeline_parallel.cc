@@ -1,7 +1,10 @@
 #include "chorus/training/pipeline/pipeline_parallel.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <deque>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "chorus/training/loss.hpp"
@@ -32,9 +35,15 @@ uint64_t fingerprint(const std::string& schedule, int microBatches, int stagesPe
 
 struct PipelineParallel::Impl {
   Communicator& comm;
-  // One communicator per message channel (activations, gradients): a message is one call on its channel, and a
-  // rank's calls on one channel run in order (the validator's rendezvous model).
-  std::vector<std::unique_ptr<Communicator>> channels;
+  // A communicator per ordered pair of ranks that exchange messages, of those two ranks alone: the sender only
+  // sends on it and the receiver only receives, each call asynchronous, so its thread works through the pair's
+  // queue in order while the sender computes on (the simulator's model: a send never waits).
+  std::map<std::pair<int, int>, std::unique_ptr<Communicator>> links;
+  struct InFlight {
+    Tensor data;
+    Request request;
+  };
+  std::deque<InFlight> sending;
   PipelineConfig config;
   Schedule schedule;
   std::vector<int> starts;        // the first layer of each stage, then the layer count
@@ -123,46 +132,77 @@ struct PipelineParallel::Impl {
     return Status::ok();
   }
 
-  // The communication actions [begin, end): all posted, then all awaited.
+  // Opens the links: ranks pair up in rounds (each rank in one pair per round), each round splitting twice, once
+  // per direction. Collective: every rank derives the same pairs from the same schedule.
+  Status openLinks() {
+    std::set<std::pair<int, int>> pairs;
+    for (int r = 0; r < schedule.ranks; ++r)
+      for (const Action& a : schedule.actions[r])
+        if (isCommunication(a.op)) pairs.insert({std::min(r, a.peer), std::max(r, a.peer)});
+    while (!pairs.empty()) {
+      std::vector<bool> busy(schedule.ranks, false);
+      std::pair<int, int> mine{-1, -1};
+      for (auto it = pairs.begin(); it != pairs.end();) {
+        if (busy[it->first] || busy[it->second]) {
+          ++it;
+          continue;
+        }
+        busy[it->first] = busy[it->second] = true;
+        if (it->first == rank() || it->second == rank()) mine = *it;
+        it = pairs.erase(it);
+      }
+      for (int direction = 0; direction < 2; ++direction) {
+        std::unique_ptr<Communicator> link;
+        CHORUS_TRY(comm.split(mine.first >= 0 ? mine.first : Communicator::kNoColor, rank(), &link)
+                       .withContext("pipeline links"));
+        if (!link) continue;
+        links[direction == 0 ? mine : std::pair<int, int>{mine.second, mine.first}] = std::move(link);
+      }
+    }
+    return Status::ok();
+  }
+
+  // A peer's rank on a link: the link holds the two ranks, the lower first.
+  int linkRank(int peer) const { return peer < rank() ? 0 : 1; }
+
+  // The communication actions [begin, end): sends queued, receives posted and awaited.
   Status exchange(const std::vector<Action>& actions, size_t begin, size_t end, const std::vector<size_t>& rows) {
-    std::vector<Request> requests;
+    std::vector<std::pair<size_t, Request>> receives;
     for (size_t i = begin; i < end; ++i) {
       const Action& a = actions[i];
       const Key key{a.microBatch, a.stage};
-      Communicator& channel = *channels[messageChannel(schedule, a)];
-      Tensor* t = nullptr;
-      switch (a.op) {
-        case Op::kSendActivation:
-          t = &output[key];
-          break;
-        case Op::kSendGradient:
-          t = &inputGrad[key];
-          break;
-        case Op::kRecvActivation:
-          t = &input[key];
-          t->resize(rows[a.microBatch], widths[a.stage]);
-          break;
-        default:
-          t = &outputGrad[key];
-          t->resize(rows[a.microBatch], widths[a.stage + 1]);
+      if (a.op == Op::kSendActivation || a.op == Op::kSendGradient) {
+        auto& from = a.op == Op::kSendActivation ? output : inputGrad;
+        sending.push_back({std::move(from[key]), Request()});
+        from.erase(key);
+        Tensor& t = sending.back().data;
+        sending.back().request =
+            links[{rank(), a.peer}]->sendAsync(t.data(), t.size(), DataType::kFloat32, linkRank(a.peer));
+        continue;
       }
-      const bool send = a.op == Op::kSendActivation || a.op == Op::kSendGradient;
-      requests.push_back(send ? channel.sendAsync(t->data(), t->size(), DataType::kFloat32, a.peer)
-                              : channel.recvAsync(t->data(), t->size(), DataType::kFloat32, a.peer));
+      const bool activation = a.op == Op::kRecvActivation;
+      Tensor& t = activation ? input[key] : outputGrad[key];
+      t.resize(rows[a.microBatch], widths[activation ? a.stage : a.stage + 1]);
+      receives.emplace_back(
+          i, links[{a.peer, rank()}]->recvAsync(t.data(), t.size(), DataType::kFloat32, linkRank(a.peer)));
     }
     Status first = Status::ok();
-    for (size_t i = 0; i < requests.size(); ++i) {
-      Status st = requests[i].wait();
-      if (!st.isOk() && first.isOk()) first = st.withContext(describe(actions[begin + i]));
+    for (auto& [i, request] : receives) {
+      Status st = request.wait();
+      if (!st.isOk() && first.isOk()) first = st.withContext(describe(actions[i]));
     }
-    CHORUS_TRY(first);
-    // What was sent is no longer needed here.
-    for (size_t i = begin; i < end; ++i) {
-      const Action& a = actions[i];
-      if (a.op == Op::kSendActivation) output.erase({a.microBatch, a.stage});
-      if (a.op == Op::kSendGradient) inputGrad.erase({a.microBatch, a.stage});
+    return first;
+  }
+
+  // Waits for the queued sends (each has the communicator's deadline); the first error.
+  Status drainSends() {
+    Status first = Status::ok();
+    for (InFlight& f : sending) {
+      Status st = f.request.wait();
+      if (!st.isOk() && first.isOk()) first = st.withContext("a pipeline send");
     }
-    return Status::ok();
+    sending.clear();
+    return first;
   }
 
   Status optimizerStep() {
@@ -177,7 +217,7 @@ struct PipelineParallel::Impl {
 };
 
 PipelineParallel::PipelineParallel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-PipelineParallel::~PipelineParallel() = default;
+PipelineParallel::~PipelineParallel() { (void)impl_->drainSends(); }
 
 Status PipelineParallel::create(Communicator& comm, const std::function<Sequential()>& makeModel,
                                 const PipelineConfig& config, std::unique_ptr<PipelineParallel>* out) {
@@ -186,15 +226,6 @@ Status PipelineParallel::create(Communicator& comm, const std::function<Sequenti
   const int p = comm.size();
   CHORUS_TRY(makeSchedule(config.schedule, p, config.microBatches, config.stagesPerRank, &impl->schedule));
   const int stages = impl->schedule.stages();
-  if (impl->schedule.needsBufferedSends) {
-    return invalidArgument("pipeline schedule " + config.schedule +
-                           " is deadlock-free only with buffered sends, and chorus's sends wait for their receives: "
-                           "it can be validated and simulated, not run");
-  }
-  for (int c = 0; c < 2 * config.stagesPerRank; ++c) {
-    impl->channels.emplace_back();
-    CHORUS_TRY(comm.split(0, comm.rank(), &impl->channels.back()).withContext("pipeline channels"));
-  }
   for (int k = 0; k < config.microBatches; ++k) impl->slots.push_back(makeModel());
   Sequential& model = impl->slots[0];
   for (const Sequential& slot : impl->slots) {
@@ -236,6 +267,7 @@ Status PipelineParallel::create(Communicator& comm, const std::function<Sequenti
                              std::to_string(comm.rank()));
     }
   }
+  CHORUS_TRY(impl->openLinks());
   // Parameters, and the widths between stages from one row through the model (which also finds a layer that
   // cannot split its backward before a zero-bubble step needs it).
   impl->params.resize(model.paramCount());
@@ -287,6 +319,7 @@ Status PipelineParallel::trainStep(const Tensor& x, const std::vector<int>& labe
   }
   for (int s = d.rank(); s < d.stages(); s += d.schedule.ranks)
     std::fill(d.grads.begin() + d.offset(s), d.grads.begin() + d.offset(s) + d.count(s), 0.0f);
+  CHORUS_TRY(d.drainSends().withContext("the previous pipeline step"));
   d.input.clear(), d.output.clear(), d.inputGrad.clear(), d.outputGrad.clear();
   d.lossSum = 0, d.correct = 0;
   d.trace.clear();
@@ -322,6 +355,7 @@ Status PipelineParallel::trainStep(const Tensor& x, const std::vector<int>& labe
     for (size_t j = i; j < next; ++j) d.trace.push_back({actions[j], t0, t1});
     i = next;
   }
+  CHORUS_TRY(d.drainSends());
   *result = StepResult{};
   result->seconds = since();
   result->hasLoss = d.local(d.stages() - 1);

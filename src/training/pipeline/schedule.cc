@@ -75,7 +75,6 @@ Status makeSchedule(const std::string& name, int ranks, int microBatches, int st
   s.microBatches = microBatches;
   s.stagesPerRank = stagesPerRank;
   s.splitBackward = generator->splitBackward;
-  s.needsBufferedSends = generator->needsBufferedSends;
   CHORUS_TRY(generator->generate(ranks, microBatches, stagesPerRank, &s.actions));
   lowerSchedule(&s);
   CHORUS_TRY(validateSchedule(s).withContext("pipeline schedule " + name + " (p " + std::to_string(ranks) + ", m " +

@@ -44,8 +44,7 @@ int groupEnd(const std::vector<Action>& actions, int i) {
 
 }  // namespace
 
-Status simulateSchedule(const Schedule& schedule, const StageCosts& costs, SimulationResult* result,
-                        SendCompletion sends) {
+Status simulateSchedule(const Schedule& schedule, const StageCosts& costs, SimulationResult* result) {
   const int p = schedule.ranks;
   std::vector<std::vector<std::pair<int, int>>> counterpart;
   CHORUS_TRY(matchMessages(schedule, &counterpart));
@@ -57,25 +56,12 @@ Status simulateSchedule(const Schedule& schedule, const StageCosts& costs, Simul
     postedAt[r].assign(schedule.actions[r].size(), -1.0);
     doneAt[r].assign(schedule.actions[r].size(), -1.0);
   }
+  // Per ordered pair: when its queue finished its last message (one message at a time, once both sides posted it).
+  std::vector<double> pairFree(p * p, 0.0);
   *result = SimulationResult{};
   result->busy.assign(p, 0.0);
   result->peakActivations.assign(p, 0);
   auto finished = [&](int r) { return next[r] >= static_cast<int>(schedule.actions[r].size()); };
-  // Rendezvous: each message is a call on its direction's communicator (activations or gradients), a rank's calls
-  // on one communicator run in the order posted, and a call runs once the earlier ones on it are done.
-  const int channels = 2 * schedule.stagesPerRank;
-  auto channel = [&](const Action& a) { return messageChannel(schedule, a); };
-  std::vector<std::vector<int>> pending(p, std::vector<int>(channels, 0));  // per rank and channel: calls done so far
-  std::vector<std::vector<std::vector<int>>> calls(p, std::vector<std::vector<int>>(channels));
-  std::vector<std::vector<double>> channelFree(p, std::vector<double>(channels, 0.0));
-  for (int r = 0; r < p; ++r)
-    for (int i = 0; i < static_cast<int>(schedule.actions[r].size()); ++i)
-      if (isCommunication(schedule.actions[r][i].op)) calls[r][channel(schedule.actions[r][i])].push_back(i);
-  auto running = [&](int q, int j) {
-    const int c = channel(schedule.actions[q][j]);
-    return postedAt[q][j] >= 0 && pending[q][c] < static_cast<int>(calls[q][c].size()) &&
-           calls[q][c][pending[q][c]] == j;
-  };
   for (bool progress = true; progress;) {
     progress = false;
     for (int r = 0; r < p; ++r) {
@@ -99,29 +85,18 @@ Status simulateSchedule(const Schedule& schedule, const StageCosts& costs, Simul
         bool complete = true;
         double end = clock[r];
         for (int i = next[r]; i < groupStop[r]; ++i) {
-          const bool send = actions[i].op == Op::kSendActivation || actions[i].op == Op::kSendGradient;
-          if (doneAt[r][i] < 0) {
-            const auto [q, j] = counterpart[r][i];
-            if (sends == SendCompletion::kBuffered && send) {
-              doneAt[r][i] = postedAt[r][i];
-            } else if (sends == SendCompletion::kBuffered) {
-              if (postedAt[q][j] < 0) {
-                complete = false;
-                continue;
-              }
-              doneAt[r][i] = std::max(postedAt[r][i], postedAt[q][j] + costs.transfer);
-            } else {
-              if (!running(r, i) || !running(q, j)) {
-                complete = false;
-                continue;
-              }
-              const int c = channel(actions[i]);
-              const double start = std::max({postedAt[r][i], channelFree[r][c], postedAt[q][j], channelFree[q][c]});
-              doneAt[r][i] = doneAt[q][j] = channelFree[r][c] = channelFree[q][c] = start + costs.transfer;
-              ++pending[r][c];
-              ++pending[q][c];
-            }
+          if (doneAt[r][i] >= 0) continue;
+          const auto [q, j] = counterpart[r][i];
+          if (actions[i].op == Op::kSendActivation || actions[i].op == Op::kSendGradient) {
+            doneAt[r][i] = postedAt[r][i];  // queued
+            continue;
           }
+          if (postedAt[q][j] < 0) {  // not sent yet
+            complete = false;
+            continue;
+          }
+          double& queue = pairFree[q * p + r];
+          doneAt[r][i] = queue = std::max({postedAt[r][i], postedAt[q][j], queue}) + costs.transfer;
           end = std::max(end, doneAt[r][i]);
         }
         if (!complete) break;
@@ -135,9 +110,10 @@ Status simulateSchedule(const Schedule& schedule, const StageCosts& costs, Simul
   std::string stuck;
   for (int r = 0; r < p; ++r) {
     if (finished(r)) continue;
-    stuck += (stuck.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " waits in {";
-    for (int i = next[r]; i < groupStop[r]; ++i) stuck += (i == next[r] ? "" : ", ") + describe(schedule.actions[r][i]);
-    stuck += "}";
+    std::string waits;
+    for (int i = next[r]; i < groupStop[r]; ++i)
+      if (doneAt[r][i] < 0) waits += (waits.empty() ? "" : ", ") + describe(schedule.actions[r][i]);
+    stuck += (stuck.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " waits for " + waits;
   }
   if (!stuck.empty()) return invalidArgument("deadlock: " + stuck);
   result->makespan = *std::max_element(clock.begin(), clock.end());

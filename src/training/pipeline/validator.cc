@@ -112,8 +112,7 @@ Status validateSchedule(const Schedule& s) {
     }
   }
   SimulationResult unused;
-  return simulateSchedule(s, StageCosts{}, &unused,
-                          s.needsBufferedSends ? SendCompletion::kBuffered : SendCompletion::kRendezvous);
+  return simulateSchedule(s, StageCosts{}, &unused);
 }
 
 }  // namespace chorus::training::pipeline

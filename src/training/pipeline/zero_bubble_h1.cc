@@ -25,6 +25,6 @@ Status zeroBubbleH1(int ranks, int microBatches, int stagesPerRank, std::vector<
 CHORUS_REGISTER_PIPELINE_SCHEDULE(zero_bubble_h1, "zb-h1",
                                   "backward split in input and weight gradients, the latter filling the bubbles "
                                   "(ZB-H1)",
-                                  true, false, false, zeroBubbleH1);
+                                  true, false, zeroBubbleH1);
 
 }  // namespace chorus::training::pipeline

@@ -6,10 +6,10 @@
 /// S-1..0. Backward is one action (B) or, for zero-bubble schedules, two: the input gradient (BI), which the stage
 /// before waits for, and the weight gradient (BW), which nobody waits for and so can fill idle time.
 ///
-/// A generator only orders the compute actions of each rank; lowerSchedule() then adds the communication: the
-/// receives a compute action needs just before it and the sends of what it produced just after it. Consecutive
-/// communication actions of a rank form one group, posted together (NCCL's grouped send/recv, PyTorch's
-/// batch_isend_irecv), which is what keeps a pair of neighbours that send to each other at once from deadlocking.
+/// A generator only orders the compute actions of each rank; lowerSchedule() then adds the communication: the sends
+/// of what a compute action produced just after it, and the receives a compute action needs before it (in the
+/// order the peer sends them). Consecutive communication actions of a rank form one group, posted together; the
+/// rank goes on when the group's receives arrived. A send never waits: it is queued to its peer (simulator.hpp).
 #pragma once
 
 #include <string>
@@ -46,9 +46,6 @@ struct Schedule {
   std::string name;
   int ranks = 1, microBatches = 1, stagesPerRank = 1;
   bool splitBackward = false;
-  /// Deadlock-free only when a send completes once its data is in the peer's buffer (see simulator.hpp), not
-  /// when every send waits for its receive.
-  bool needsBufferedSends = false;
   std::vector<std::vector<Action>> actions;  // per rank, in order
 
   int stages() const { return ranks * stagesPerRank; }
@@ -61,8 +58,7 @@ struct ScheduleGenerator {
   const char* name;
   const char* description;
   bool splitBackward;
-  bool virtualStages;       // takes v > 1 (and then requires it)
-  bool needsBufferedSends;  // see Schedule
+  bool virtualStages;  // takes v > 1 (and then requires it)
   Status (*generate)(int ranks, int microBatches, int stagesPerRank, std::vector<std::vector<Action>>* order);
 };
 /// Registers a generator at static-initialisation time: one file per schedule.

@@ -5,10 +5,9 @@
 ///
 /// Both run the schedule as the runtime does, as a discrete-event simulation: a rank runs its actions in order; a
 /// group of consecutive communication actions is posted at once and the rank goes on when all of them completed.
-/// Messages between two ranks match in the order posted, as chorus's send/recv do. The validator completes a send
-/// only with its receive (rendezvous: the strictest reading, so a schedule that passes runs under any amount of
-/// buffering); the prediction lets a send complete as soon as it is posted, as the transports do for messages
-/// that fit their buffers (pipeline activations of the sizes the runtime moves).
+/// A send completes when posted: the runtime queues it to its peer, on a communicator of that ordered pair of
+/// ranks alone, whose thread sends the queue in order. A receive completes when its send was posted and the
+/// transfer took its time. Messages from one rank to another meet in the order posted.
 #pragma once
 
 #include <vector>
@@ -35,10 +34,7 @@ struct SimulationResult {
 /// stuck rank waits for.
 Status validateSchedule(const Schedule& schedule);
 
-enum class SendCompletion { kBuffered, kRendezvous };
-
 /// Runs `schedule` (assumed valid) with `costs`; an error for a deadlock.
-Status simulateSchedule(const Schedule& schedule, const StageCosts& costs, SimulationResult* result,
-                        SendCompletion sends = SendCompletion::kBuffered);
+Status simulateSchedule(const Schedule& schedule, const StageCosts& costs, SimulationResult* result);
 
 }  // namespace chorus::training::pipeline
