@@ -18,7 +18,7 @@ make -s build
 mkdir -p "$out"
 csv="$out/training_steps.csv"
 echo "mode,step,loss,accuracy,payload_bytes,wire_bytes" > "$csv"
-for mode in single dp zero1 zero2 zero3 tp moe; do
+for mode in single dp zero1 zero2 zero3 tp moe pp; do
   build/tools/chorus-train --mode "$mode" --ranks "$ranks" --epochs "$epochs" --samples "$samples" --csv "$csv"
 done
 /usr/bin/python3 scripts/plot_training.py "$csv" "$out/training_curves.png"

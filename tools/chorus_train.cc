@@ -3,6 +3,7 @@
 //   single  one rank, the whole global batch            dp      DataParallel over N ranks
 //   zero1..3  ZeRO stage 1, 2 or 3 over N ranks           tp      TP = N: column- then row-parallel hidden layers
 //   moe     a mixture-of-experts hidden layer (N x experts-per-rank experts, top-2, dropless), EP = N
+//   pp      pipeline parallelism: the MLP's layers cut into N stages, run by --schedule over --micro-batches
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "chorus/training/data_parallel.hpp"
 #include "chorus/training/grid.hpp"
 #include "chorus/training/moe.hpp"
+#include "chorus/training/pipeline/pipeline_parallel.hpp"
 #include "chorus/training/tensor_parallel.hpp"
 #include "chorus/training/zero.hpp"
 #include "tools/fashion_mnist.hpp"
@@ -27,8 +29,8 @@ using namespace chorus::training;
 namespace {
 
 struct Options {
-  std::string mode = "dp", data = "/usr/share/datasets/fashion-mnist", csv;
-  int ranks = 4, epochs = 2;
+  std::string mode = "dp", data = "/usr/share/datasets/fashion-mnist", csv, schedule = "1f1b";
+  int ranks = 4, epochs = 2, microBatches = 8;
   size_t trainSamples = 0, batch = 64;
   float lr = 1e-3f;
   uint64_t seed = 1;
@@ -36,12 +38,14 @@ struct Options {
 
 void usage() {
   fprintf(stderr,
-          "usage: chorus-train [--mode single|dp|zero1|zero2|zero3|tp|moe] [--ranks N] [--epochs E]\n"
+          "usage: chorus-train [--mode single|dp|zero1|zero2|zero3|tp|moe|pp] [--ranks N] [--epochs E]\n"
           "                    [--samples N] [--batch GLOBAL] [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n"
+          "                    [--schedule S] [--micro-batches M]\n"
           "Trains an MLP on Fashion-MNIST with chorus's training layer, one thread per rank; prints a line per\n"
           "epoch and, with --csv, the loss and accuracy of every step.\n"
           "  --mode M      single (one rank, the reference), dp (data parallel), zero1/zero2/zero3 (ZeRO stage),\n"
-          "                tp (tensor parallel over N ranks), moe (mixture of experts over N ranks) (default dp)\n"
+          "                tp (tensor parallel over N ranks), moe (mixture of experts over N ranks), pp (pipeline\n"
+          "                of N stages; its gradients are summed over the micro-batches) (default dp)\n"
           "  --ranks N     ranks (default 4)\n"
           "  --epochs E    epochs (default 2)\n"
           "  --samples N   training images per epoch, 0 = all 60000 (default 0)\n"
@@ -50,6 +54,8 @@ void usage() {
           "  --seed S      initial weights and shuffling (default 1)\n"
           "  --data DIR    the dataset's idx files (default /usr/share/datasets/fashion-mnist)\n"
           "  --csv FILE    append mode,step,loss,accuracy,payload,wire lines to FILE\n"
+          "  --schedule S  pp: gpipe, 1f1b, interleaved-1f1b (2 stages per rank) or zb-h1 (default 1f1b)\n"
+          "  --micro-batches M  pp: micro-batches per step (default 8)\n"
           "  --version     print chorus's version\n"
           "examples: chorus-train --mode single --epochs 1;  chorus-train --mode zero3 --ranks 4 --csv zero3.csv\n");
 }
@@ -73,8 +79,8 @@ std::string parse(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") return "help";
-    static const char* kFlags[] = {"--mode", "--ranks", "--epochs", "--samples", "--batch",
-                                   "--lr",   "--seed",  "--data",   "--csv"};
+    static const char* kFlags[] = {"--mode", "--ranks", "--epochs", "--samples",  "--batch",        "--lr",
+                                   "--seed", "--data",  "--csv",    "--schedule", "--micro-batches"};
     if (std::none_of(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }))
       return "unknown argument '" + a + "'";
     if (i + 1 >= argc) return a + " needs a value";
@@ -96,13 +102,22 @@ std::string parse(int argc, char** argv, Options* o) {
       bad = integer(a, v, &o->seed);
     else if (a == "--data")
       o->data = v;
+    else if (a == "--schedule")
+      o->schedule = v;
+    else if (a == "--micro-batches")
+      bad = integer(a, v, &o->microBatches);
     else
       o->csv = v;
     if (!bad.empty()) return bad;
   }
-  static const char* kModes[] = {"single", "dp", "zero1", "zero2", "zero3", "tp", "moe"};
+  static const char* kModes[] = {"single", "dp", "zero1", "zero2", "zero3", "tp", "moe", "pp"};
   if (std::none_of(std::begin(kModes), std::end(kModes), [&](const char* m) { return o->mode == m; })) {
-    return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe";
+    return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp";
+  }
+  if (o->mode == "pp") {
+    if (o->microBatches < 1 || static_cast<size_t>(o->microBatches) > o->batch)
+      return "--micro-batches must be between 1 and the batch size";
+    return "";  // every rank takes the whole batch
   }
   if (o->mode == "single") o->ranks = 1;
   if (o->ranks < 1 || o->epochs < 1) return "--ranks and --epochs must be at least 1";
@@ -175,8 +190,92 @@ Status evaluate(Communicator& world, Trainer& trainer, Shared& s, bool replicate
   return Status::ok();
 }
 
+// The epoch's shuffle, the same on every rank.
+void shuffle(const Options& o, int epoch, std::vector<size_t>* order) {
+  std::iota(order->begin(), order->end(), 0);
+  Rng rng(o.seed * 7919 + static_cast<uint64_t>(epoch));
+  for (size_t i = order->size() - 1; i > 0; --i) std::swap((*order)[i], (*order)[rng.below(i + 1)]);
+}
+
+// Pipeline parallelism: every rank takes the whole global batch (the first stage reads the images, the last the
+// labels); the loss is the last stage's, the test accuracy that of the gathered parameters on rank 0.
+Status runPipelineRank(Communicator& world, Shared& s) {
+  const Options& o = s.opt;
+  const std::vector<size_t> widths{784, 256, 256, 10};
+  pipeline::PipelineConfig c;
+  c.schedule = o.schedule;
+  c.microBatches = o.microBatches;
+  c.stagesPerRank = o.schedule == "interleaved-1f1b" ? 2 : 1;
+  c.optimizer.lr = o.lr;
+  c.seed = o.seed;
+  std::unique_ptr<pipeline::PipelineParallel> pipe;
+  CHORUS_TRY(pipeline::PipelineParallel::create(
+      world, [&] { return makeMlp(widths); }, c, &pipe));
+  const size_t steps = s.train.labels.size() / o.batch;
+  std::vector<size_t> order(s.train.labels.size());
+  Tensor x(o.batch, 784);
+  std::vector<int> labels(o.batch);
+  long globalStep = 0;
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    shuffle(o, epoch, &order);
+    const auto start = std::chrono::steady_clock::now();
+    double epochLoss = 0, bubble = 0;
+    uint64_t payload = 0, wire = 0;
+    for (size_t step = 0; step < steps; ++step, ++globalStep) {
+      for (size_t i = 0; i < o.batch; ++i) {
+        std::copy_n(s.train.images.row(order[step * o.batch + i]), 784, x.row(i));
+        labels[i] = s.train.labels[order[step * o.batch + i]];
+      }
+      const CallCounters before = pipe->traffic();
+      pipeline::StepResult r;
+      CHORUS_TRY(pipe->trainStep(x, labels, &r));
+      const CallCounters after = pipe->traffic();
+      payload = after.payloadBytes - before.payloadBytes;
+      wire = after.wireBytes - before.wireBytes;
+      double busy = 0;
+      for (const auto& t : pipe->trace())
+        if (pipeline::isCompute(t.action.op)) busy += t.end - t.start;
+      double stats[3] = {r.hasLoss ? r.loss : 0.0, r.hasLoss ? static_cast<double>(r.correct) : 0.0,
+                         1.0 - busy / r.seconds};
+      CHORUS_TRY(world.allReduce(stats, stats, 3, DataType::kFloat64, RedOp::sum()));
+      const double loss = stats[0], accuracy = stats[1] / static_cast<double>(o.batch);
+      epochLoss += loss;
+      bubble += stats[2] / world.size();
+      if (world.rank() == 0 && s.csv.is_open())
+        s.csv << o.mode << ',' << globalStep << ',' << loss << ',' << accuracy << ',' << payload << ',' << wire << '\n';
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::vector<float> params;
+    CHORUS_TRY(pipe->gatherParams(&params));
+    if (world.rank() == 0) {
+      Sequential model = makeMlp(widths);
+      FlatAccess access(model, params.data(), nullptr);
+      int64_t correct = 0;
+      for (size_t b = 0; b < s.test.labels.size(); b += 500) {
+        const size_t end = std::min(s.test.labels.size(), b + 500);
+        Tensor logits;
+        CHORUS_TRY(model.forward(s.test.images.rowsSlice(b, end), access, &logits));
+        const std::vector<int> testLabels(s.test.labels.begin() + static_cast<long>(b),
+                                          s.test.labels.begin() + static_cast<long>(end));
+        correct += softmaxCrossEntropy(logits, testLabels, nullptr).correct;
+      }
+      printf("%-6s epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.1f s  %s, %d micro-batches, stages at layers",
+             o.mode.c_str(), epoch + 1, o.epochs, epochLoss / static_cast<double>(steps),
+             100.0 * static_cast<double>(correct) / static_cast<double>(s.test.labels.size()), seconds,
+             o.schedule.c_str(), o.microBatches);
+      for (int start : pipe->stageStarts()) printf(" %d", start);
+      printf(";  mean idle share %.2f; per step on rank 0: payload %llu B, wire %llu B\n",
+             bubble / static_cast<double>(steps), static_cast<unsigned long long>(payload),
+             static_cast<unsigned long long>(wire));
+      fflush(stdout);
+    }
+  }
+  return Status::ok();
+}
+
 Status runRank(Communicator& world, Shared& s) {
   const Options& o = s.opt;
+  if (o.mode == "pp") return runPipelineRank(world, s);
   const bool tp = o.mode == "tp", moe = o.mode == "moe";
   RankGrid grid;
   CHORUS_TRY(RankGrid::create(world, tp ? o.ranks : 1, moe ? o.ranks : 1, &grid));
@@ -204,10 +303,7 @@ Status runRank(Communicator& world, Shared& s) {
   std::vector<int> labels(local);
   long globalStep = 0;
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
-    // The same shuffle on every rank.
-    std::iota(order.begin(), order.end(), 0);
-    Rng rng(o.seed * 7919 + static_cast<uint64_t>(epoch));
-    for (size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);
+    shuffle(o, epoch, &order);
     const auto start = std::chrono::steady_clock::now();
     double epochLoss = 0;
     uint64_t payload = 0, wire = 0;

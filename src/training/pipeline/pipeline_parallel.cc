@@ -381,4 +381,10 @@ const Schedule& PipelineParallel::schedule() const { return impl_->schedule; }
 std::vector<int> PipelineParallel::stageStarts() const { return {impl_->starts.begin(), impl_->starts.end() - 1}; }
 const std::vector<TracedAction>& PipelineParallel::trace() const { return impl_->trace; }
 
+CallCounters PipelineParallel::traffic() const {
+  CallCounters total;
+  for (const auto& [pair, link] : impl_->links) total += link->counters().total();
+  return total;
+}
+
 }  // namespace chorus::training::pipeline

@@ -66,6 +66,8 @@ class PipelineParallel {
   std::vector<int> stageStarts() const;
   /// The compute and communication actions of the last step with their times.
   const std::vector<TracedAction>& trace() const;
+  /// This rank's pipeline messages so far (its links' counters, summed).
+  CallCounters traffic() const;
 
  private:
   struct Impl;
