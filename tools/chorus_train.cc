@@ -117,6 +117,12 @@ std::string parse(int argc, char** argv, Options* o) {
   if (o->mode == "pp") {
     if (o->microBatches < 1 || static_cast<size_t>(o->microBatches) > o->batch)
       return "--micro-batches must be between 1 and the batch size";
+    const auto names = pipeline::scheduleNames();
+    if (std::find(names.begin(), names.end(), o->schedule) == names.end()) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      return "unknown pipeline schedule '" + o->schedule + "' (known: " + known + ")";
+    }
     return "";  // every rank takes the whole batch
   }
   if (o->mode == "single") o->ranks = 1;

@@ -33,7 +33,10 @@ expect_refused "invalid size specified for 'maxbytes'" "$perf" -e 1X
 expect_refused "invalid value 'x' for -T" "$perf" -T x
 expect_refused "unexpected argument 'extra'" "$perf" -b 8 extra
 expect_refused "--lr needs a positive number, not 'fast'" "$build/tools/chorus-train" --lr fast
-expect_refused "--mode 'pp' is not one of" "$build/tools/chorus-train" --mode pp
+expect_refused "--mode 'ps' is not one of" "$build/tools/chorus-train" --mode ps
+expect_refused "--micro-batches must be between 1 and the batch size" "$build/tools/chorus-train" --mode pp \
+  --micro-batches 65
+expect_refused "unknown pipeline schedule 'zb-v'" "$build/tools/chorus-train" --mode pp --schedule zb-v
 expect_refused "--ranks needs a non-negative integer" "$build/tools/chorus-train" --ranks many
 expect_refused "--csv" "$build/tools/chorus-info" --csv abc
 # chorus-info lists every setting: an invalid one is shown as such, with what is accepted.
