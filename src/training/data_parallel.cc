@@ -22,6 +22,7 @@ DataParallel::DataParallel(Communicator& comm, Sequential& model, const DataPara
   params_.assign(model.paramCount(), 0.0f);
   grads_.assign(model.paramCount(), 0.0f);
   optimizer_ = makeOptimizer(config.optimizer, model.paramCount());
+  gradientScale_ = 1.0f / static_cast<float>(comm.size());
   planBuckets();
 }
 
@@ -74,7 +75,7 @@ Status DataParallel::init(uint64_t seed) {
 }
 
 Status DataParallel::launchReadyBuckets(int releasedLayer) {
-  const float scale = 1.0f / static_cast<float>(comm_.size());
+  const float scale = gradientScale_;
   while (nextBucket_ < buckets_.size() && buckets_[nextBucket_].lowestLayer >= releasedLayer) {
     Bucket& b = buckets_[nextBucket_++];
     b.launchedAfterLayer = releasedLayer;
@@ -105,6 +106,11 @@ Status DataParallel::forwardBackward(const Tensor& x, const std::vector<int>& la
   Status st = model_.backward(dlogits, access);
   reducing_ = false;
   return st;
+}
+
+Status DataParallel::reduceWithoutBatch() {
+  nextBucket_ = 0;
+  return launchReadyBuckets(0);
 }
 
 Status DataParallel::step() {

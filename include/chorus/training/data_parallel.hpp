@@ -41,6 +41,12 @@ class DataParallel : public Trainer {
 
   /// no_sync: while off, backward only accumulates gradients; the backward that runs with it on reduces the sum.
   void setSync(bool on) { sync_ = on; }
+  /// What this rank's gradient is multiplied by before the sum: 1/ranks by default (the mean of the ranks'
+  /// gradients). A rank that trained on n of the step's N samples sets n/N: the sum is then the mean over samples.
+  void setGradientScale(float scale) { gradientScale_ = scale; }
+  /// Joins the step's gradient reduction without a batch of its own (a rank left without samples), adding the
+  /// gradients it holds (zeros since the last step) times the scale.
+  Status reduceWithoutBatch();
 
   struct Bucket {
     size_t begin = 0, end = 0;    // element range of the flat gradient buffer
@@ -68,6 +74,7 @@ class DataParallel : public Trainer {
   std::vector<Request> pending_;
   size_t nextBucket_ = 0;
   bool sync_ = true;
+  float gradientScale_ = 1.0f;
   bool reducing_ = false;  // this backward reduces
 };
 
