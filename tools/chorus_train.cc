@@ -14,6 +14,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "chorus/training/balance/balanced_data_parallel.hpp"
 #include "chorus/training/data_parallel.hpp"
 #include "chorus/training/grid.hpp"
 #include "chorus/training/moe.hpp"
@@ -31,6 +32,9 @@ namespace {
 struct Options {
   std::string mode = "dp", data = "/usr/share/datasets/fashion-mnist", csv, schedule = "1f1b";
   int ranks = 4, epochs = 2, microBatches = 8;
+  int slowRank = -1;  // --slow-rank r:factor
+  double slowFactor = 1;
+  bool balance = false;
   size_t trainSamples = 0, batch = 64;
   float lr = 1e-3f;
   uint64_t seed = 1;
@@ -40,7 +44,7 @@ void usage() {
   fprintf(stderr,
           "usage: chorus-train [--mode single|dp|zero1|zero2|zero3|tp|moe|pp] [--ranks N] [--epochs E]\n"
           "                    [--samples N] [--batch GLOBAL] [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n"
-          "                    [--schedule S] [--micro-batches M]\n"
+          "                    [--schedule S] [--micro-batches M] [--slow-rank R:F] [--balance on|off]\n"
           "Trains an MLP on Fashion-MNIST with chorus's training layer, one thread per rank; prints a line per\n"
           "epoch and, with --csv, the loss and accuracy of every step.\n"
           "  --mode M      single (one rank, the reference), dp (data parallel), zero1/zero2/zero3 (ZeRO stage),\n"
@@ -56,8 +60,24 @@ void usage() {
           "  --csv FILE    append mode,step,loss,accuracy,payload,wire lines to FILE\n"
           "  --schedule S  pp: gpipe, 1f1b, interleaved-1f1b (2 stages per rank) or zb-h1 (default 1f1b)\n"
           "  --micro-batches M  pp: micro-batches per step (default 8)\n"
+          "  --slow-rank R:F    dp: rank R runs F times slower for real (it spins for F-1 times its compute\n"
+          "                time after each batch: a measured busy-wait, not a CPU quota)\n"
+          "  --balance on|off   dp: split each global batch by measured throughput (default off)\n"
           "  --version     print chorus's version\n"
           "examples: chorus-train --mode single --epochs 1;  chorus-train --mode zero3 --ranks 4 --csv zero3.csv\n");
+}
+
+// --slow-rank RANK:FACTOR.
+std::string slowRank(const char* v, Options* o) {
+  char* end = nullptr;
+  const long rank = strtol(v, &end, 10);
+  if (end == v || *end != ':' || rank < 0) return "--slow-rank needs RANK:FACTOR, not '" + std::string(v) + "'";
+  const char* factor = end + 1;
+  o->slowRank = static_cast<int>(rank);
+  o->slowFactor = strtod(factor, &end);
+  if (end == factor || *end != '\0' || !(o->slowFactor >= 1))
+    return "--slow-rank's factor must be a number of at least 1, not '" + std::string(factor) + "'";
+  return "";
 }
 
 // Reads the command line into *o; returns why it cannot ("" when it can).
@@ -76,11 +96,17 @@ std::string parse(int argc, char** argv, Options* o) {
     *out = x;
     return "";
   };
+  auto onOff = [](const std::string& flag, const char* v, bool* out) -> std::string {
+    if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) return flag + " takes on or off, not '" + v + "'";
+    *out = strcmp(v, "on") == 0;
+    return "";
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") return "help";
-    static const char* kFlags[] = {"--mode", "--ranks", "--epochs", "--samples",  "--batch",        "--lr",
-                                   "--seed", "--data",  "--csv",    "--schedule", "--micro-batches"};
+    static const char* kFlags[] = {"--mode",   "--ranks", "--epochs", "--samples",  "--batch",         "--lr",
+                                   "--seed",   "--data",  "--csv",    "--schedule", "--micro-batches", "--slow-rank",
+                                   "--balance"};
     if (std::none_of(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }))
       return "unknown argument '" + a + "'";
     if (i + 1 >= argc) return a + " needs a value";
@@ -106,6 +132,10 @@ std::string parse(int argc, char** argv, Options* o) {
       o->schedule = v;
     else if (a == "--micro-batches")
       bad = integer(a, v, &o->microBatches);
+    else if (a == "--slow-rank")
+      bad = slowRank(v, o);
+    else if (a == "--balance")
+      bad = onOff(a, v, &o->balance);
     else
       o->csv = v;
     if (!bad.empty()) return bad;
@@ -114,6 +144,7 @@ std::string parse(int argc, char** argv, Options* o) {
   if (std::none_of(std::begin(kModes), std::end(kModes), [&](const char* m) { return o->mode == m; })) {
     return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp";
   }
+  if ((o->slowRank >= 0 || o->balance) && o->mode != "dp") return "--slow-rank and --balance go with --mode dp";
   if (o->mode == "pp") {
     if (o->microBatches < 1 || static_cast<size_t>(o->microBatches) > o->batch)
       return "--micro-batches must be between 1 and the batch size";
@@ -126,6 +157,8 @@ std::string parse(int argc, char** argv, Options* o) {
     return "";  // every rank takes the whole batch
   }
   if (o->mode == "single") o->ranks = 1;
+  if (o->slowRank >= o->ranks)
+    return "--slow-rank names rank " + std::to_string(o->slowRank) + " of " + std::to_string(o->ranks);
   if (o->ranks < 1 || o->epochs < 1) return "--ranks and --epochs must be at least 1";
   if (o->batch % static_cast<size_t>(o->ranks) != 0) {
     return "--batch " + std::to_string(o->batch) + " does not split evenly over " + std::to_string(o->ranks) + " ranks";
@@ -279,9 +312,63 @@ Status runPipelineRank(Communicator& world, Shared& s) {
   return Status::ok();
 }
 
+// Data parallelism over ranks of different speeds: every rank takes the global batch and trains on its share, the
+// split following measured throughput with --balance on, staying equal otherwise.
+Status runBalancedRank(Communicator& world, Shared& s) {
+  const Options& o = s.opt;
+  Sequential model = makeMlp({784, 256, 256, 10});
+  balance::BalancedConfig c;
+  c.globalBatch = o.batch;
+  c.dataParallel.optimizer.lr = o.lr;
+  c.balancer.hysteresis = o.balance ? 0.05 : 1.0;  // 1: no split is ever better enough
+  if (world.rank() == o.slowRank) c.slowdown = o.slowFactor;
+  balance::BalancedDataParallel trainer(world, model, c);
+  CHORUS_TRY(trainer.init(o.seed));
+  const std::string label = o.mode + (o.slowRank >= 0 ? "-slow" : "") + (o.balance ? "-balanced" : "");
+  const size_t steps = s.train.labels.size() / o.batch;
+  std::vector<size_t> order(s.train.labels.size());
+  Tensor x(o.batch, 784);
+  std::vector<int> labels(o.batch);
+  long globalStep = 0;
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    shuffle(o, epoch, &order);
+    const auto start = std::chrono::steady_clock::now();
+    double epochLoss = 0;
+    balance::BalancedStep step;
+    for (size_t k = 0; k < steps; ++k, ++globalStep) {
+      for (size_t i = 0; i < o.batch; ++i) {
+        std::copy_n(s.train.images.row(order[k * o.batch + i]), 784, x.row(i));
+        labels[i] = s.train.labels[order[k * o.batch + i]];
+      }
+      const CallCounters before = world.counters().total();
+      CHORUS_TRY(trainer.trainStep(x, labels, &step));
+      const CallCounters after = world.counters().total();
+      epochLoss += step.loss;
+      if (world.rank() == 0 && s.csv.is_open()) {
+        s.csv << label << ',' << globalStep << ',' << step.loss << ','
+              << static_cast<double>(step.correct) / static_cast<double>(o.batch) << ','
+              << after.payloadBytes - before.payloadBytes << ',' << after.wireBytes - before.wireBytes << '\n';
+      }
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double testAccuracy = 0;
+    CHORUS_TRY(evaluate(world, trainer.dataParallel(), s, false, &testAccuracy));
+    if (world.rank() == 0) {
+      printf("%-6s epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.1f s  %.0f samples/s, last split", label.c_str(),
+             epoch + 1, o.epochs, epochLoss / static_cast<double>(steps), 100 * testAccuracy, seconds,
+             static_cast<double>(steps * o.batch) / seconds);
+      for (size_t n : step.split) printf(" %zu", n);
+      printf("\n");
+      fflush(stdout);
+    }
+  }
+  return Status::ok();
+}
+
 Status runRank(Communicator& world, Shared& s) {
   const Options& o = s.opt;
   if (o.mode == "pp") return runPipelineRank(world, s);
+  if (o.slowRank >= 0 || o.balance) return runBalancedRank(world, s);
   const bool tp = o.mode == "tp", moe = o.mode == "moe";
   RankGrid grid;
   CHORUS_TRY(RankGrid::create(world, tp ? o.ranks : 1, moe ? o.ranks : 1, &grid));

@@ -37,6 +37,11 @@ expect_refused "--mode 'ps' is not one of" "$build/tools/chorus-train" --mode ps
 expect_refused "--micro-batches must be between 1 and the batch size" "$build/tools/chorus-train" --mode pp \
   --micro-batches 65
 expect_refused "unknown pipeline schedule 'zb-v'" "$build/tools/chorus-train" --mode pp --schedule zb-v
+expect_refused "--slow-rank and --balance go with --mode dp" "$build/tools/chorus-train" --mode pp --slow-rank 1:2
+expect_refused "--slow-rank's factor must be a number of at least 1" "$build/tools/chorus-train" --slow-rank 1:0.5
+expect_refused "--slow-rank needs RANK:FACTOR" "$build/tools/chorus-train" --slow-rank 1
+expect_refused "--slow-rank names rank 9 of 4" "$build/tools/chorus-train" --slow-rank 9:2
+expect_refused "--balance takes on or off" "$build/tools/chorus-train" --balance yes
 expect_refused "--ranks needs a non-negative integer" "$build/tools/chorus-train" --ranks many
 expect_refused "--csv" "$build/tools/chorus-info" --csv abc
 # chorus-info lists every setting: an invalid one is shown as such, with what is accepted.
