@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Trains the Fashion-MNIST MLP under every mode of chorus-train on the same data, seed and global batch, and plots
-# the loss and accuracy curves of all of them on one PNG.
+# Trains the Fashion-MNIST MLP under every mode of chorus-train on the same data, seed and global batch (and data
+# parallelism with one rank at half speed, balanced or not), and plots the loss and accuracy curves of all of them
+# on one PNG.
 #   scripts/train_demo.sh [--ranks N] [--epochs E] [--samples N] [--out DIR]   (defaults: 4, 3, 60000, docs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,5 +21,10 @@ csv="$out/training_steps.csv"
 echo "mode,step,loss,accuracy,payload_bytes,wire_bytes" > "$csv"
 for mode in single dp zero1 zero2 zero3 tp moe pp; do
   build/tools/chorus-train --mode "$mode" --ranks "$ranks" --epochs "$epochs" --samples "$samples" --csv "$csv"
+done
+# Rank 1 at half speed, with the equal split and with the split following throughput.
+for balance in off on; do
+  build/tools/chorus-train --mode dp --slow-rank 1:2 --balance "$balance" --ranks "$ranks" --epochs "$epochs" \
+    --samples "$samples" --csv "$csv"
 done
 /usr/bin/python3 scripts/plot_training.py "$csv" "$out/training_curves.png"

@@ -1,9 +1,11 @@
 /// @file pipeline_parallel.hpp
 /// Pipeline parallelism: a Sequential model cut into stages (partition.hpp), stage s on rank s mod p, trained one
 /// step at a time by running a schedule (schedule.hpp) action by action: forwards and backwards of micro-batches,
-/// activations and gradients between neighbouring stages as grouped send/recv on the communicator, then each rank's
-/// optimizer over its own stages. The gradients add up micro-batch after micro-batch in order on every stage, so a
-/// step gives the bits the whole model gives in one process on the same micro-batches.
+/// activations and gradients between the stages' ranks, then each rank's optimizer over its own stages. Messages
+/// travel on communicators split off for each ordered pair of ranks: a send is queued there and the rank computes
+/// on, a receive waits (the model the validator proves deadlock-free). The gradients add up micro-batch after
+/// micro-batch in order on every stage, so a step gives the bits the whole model gives in one process on the same
+/// micro-batches (gradients summed over the micro-batches, each the mean over its rows).
 #pragma once
 
 #include <functional>
