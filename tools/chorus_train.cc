@@ -236,6 +236,14 @@ void shuffle(const Options& o, int epoch, std::vector<size_t>* order) {
   for (size_t i = order->size() - 1; i > 0; --i) std::swap((*order)[i], (*order)[rng.below(i + 1)]);
 }
 
+// The whole global batch of step `step` (the modes where every rank sees all of it).
+void globalBatch(const Shared& s, const std::vector<size_t>& order, size_t step, Tensor* x, std::vector<int>* labels) {
+  for (size_t i = 0; i < s.opt.batch; ++i) {
+    std::copy_n(s.train.images.row(order[step * s.opt.batch + i]), 784, x->row(i));
+    (*labels)[i] = s.train.labels[order[step * s.opt.batch + i]];
+  }
+}
+
 // Pipeline parallelism: every rank takes the whole global batch (the first stage reads the images, the last the
 // labels); the loss is the last stage's, the test accuracy that of the gathered parameters on rank 0.
 Status runPipelineRank(Communicator& world, Shared& s) {
@@ -261,10 +269,7 @@ Status runPipelineRank(Communicator& world, Shared& s) {
     double epochLoss = 0, bubble = 0;
     uint64_t payload = 0, wire = 0;
     for (size_t step = 0; step < steps; ++step, ++globalStep) {
-      for (size_t i = 0; i < o.batch; ++i) {
-        std::copy_n(s.train.images.row(order[step * o.batch + i]), 784, x.row(i));
-        labels[i] = s.train.labels[order[step * o.batch + i]];
-      }
+      globalBatch(s, order, step, &x, &labels);
       const CallCounters before = pipe->traffic();
       pipeline::StepResult r;
       CHORUS_TRY(pipe->trainStep(x, labels, &r));
@@ -336,10 +341,7 @@ Status runBalancedRank(Communicator& world, Shared& s) {
     double epochLoss = 0;
     balance::BalancedStep step;
     for (size_t k = 0; k < steps; ++k, ++globalStep) {
-      for (size_t i = 0; i < o.batch; ++i) {
-        std::copy_n(s.train.images.row(order[k * o.batch + i]), 784, x.row(i));
-        labels[i] = s.train.labels[order[k * o.batch + i]];
-      }
+      globalBatch(s, order, k, &x, &labels);
       const CallCounters before = world.counters().total();
       CHORUS_TRY(trainer.trainStep(x, labels, &step));
       const CallCounters after = world.counters().total();
