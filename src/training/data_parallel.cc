@@ -23,6 +23,7 @@ DataParallel::DataParallel(Communicator& comm, Sequential& model, const DataPara
   grads_.assign(model.paramCount(), 0.0f);
   optimizer_ = makeOptimizer(config.optimizer, model.paramCount());
   gradientScale_ = 1.0f / static_cast<float>(comm.size());
+  if (!config.codec.empty()) codecStatus_ = compress::makeCodec(config.codec, &codec_);
   planBuckets();
 }
 
@@ -70,6 +71,7 @@ void DataParallel::planBuckets() {
 }
 
 Status DataParallel::init(uint64_t seed) {
+  CHORUS_TRY(codecStatus_);
   if (comm_.rank() == 0) model_.initParams(params_.data(), seed);
   return comm_.broadcast(params_.data(), params_.data(), params_.size(), DataType::kFloat32, 0);
 }
@@ -81,18 +83,26 @@ Status DataParallel::launchReadyBuckets(int releasedLayer) {
     b.launchedAfterLayer = releasedLayer;
     float* g = grads_.data() + b.begin;
     for (size_t i = 0; i < b.end - b.begin; ++i) g[i] *= scale;
-    pending_.push_back(comm_.allReduceAsync(g, g, b.end - b.begin, DataType::kFloat32, RedOp::sum()));
+    const int index = static_cast<int>(nextBucket_ - 1);
+    pending_.push_back(codec_ ? codec_->start(comm_, index, g, b.end - b.begin)
+                              : comm_.allReduceAsync(g, g, b.end - b.begin, DataType::kFloat32, RedOp::sum()));
+    pendingBuckets_.push_back(nextBucket_ - 1);
   }
   return Status::ok();
 }
 
 Status DataParallel::waitBuckets() {
   Status first;
-  for (Request& r : pending_) {
-    Status st = r.wait();
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    Status st = pending_[i].wait();
+    if (st.isOk() && codec_) {
+      const Bucket& b = buckets_[pendingBuckets_[i]];
+      st = codec_->finish(static_cast<int>(pendingBuckets_[i]), grads_.data() + b.begin, b.end - b.begin);
+    }
     if (first.isOk() && !st.isOk()) first = st;
   }
   pending_.clear();
+  pendingBuckets_.clear();
   return first;
 }
 

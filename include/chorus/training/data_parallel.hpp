@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "chorus/communicator.hpp"
+#include "chorus/training/compress/codec.hpp"
 #include "chorus/training/optimizer.hpp"
 #include "chorus/training/trainer.hpp"
 
@@ -22,6 +23,8 @@ namespace chorus::training {
 struct DataParallelConfig {
   size_t bucketCapBytes = 25u << 20;  // PyTorch's default
   OptimizerConfig optimizer;
+  /// How buckets cross the wire (compress/codec.hpp): "" for fp32 AllReduce, "bf16", "fp16", "topk:0.01", ...
+  std::string codec;
 };
 
 class DataParallel : public Trainer {
@@ -72,6 +75,9 @@ class DataParallel : public Trainer {
   std::vector<Bucket> buckets_;
   std::vector<ParamRange> expertRanges_;  // absolute ranges of the flat buffers
   std::vector<Request> pending_;
+  std::vector<size_t> pendingBuckets_;  // the bucket of each pending request
+  std::unique_ptr<compress::GradientCodec> codec_;
+  Status codecStatus_;
   size_t nextBucket_ = 0;
   bool sync_ = true;
   float gradientScale_ = 1.0f;

@@ -1,0 +1,171 @@
+// Gradient codecs in data parallelism: the casts round as the hardware does; top-k keeping every entry is plain
+// data parallelism, bit for bit; top-k keeping a few equals a one-process emulation of the same selection and
+// error feedback, bit for bit; bf16 stays within its precision of fp32 and moves half the bytes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "chorus/training/data_parallel.hpp"
+#include "training/fixtures.hpp"
+#include "training/ranks.hpp"
+
+namespace chorus::training::compress {
+namespace {
+
+using chorus::testing::Batch;
+using chorus::testing::kInitSeed;
+using chorus::testing::makeBatch;
+using chorus::testing::onRanks;
+using chorus::testing::RankKind;
+
+// One rank: the codec's sum is the rounding of the input.
+std::vector<float> roundTrip(const std::string& spec, const std::vector<float>& in) {
+  std::vector<float> out = in;
+  const std::string err = onRanks(1, RankKind::kThreads, [&](Communicator& comm) -> std::string {
+    std::unique_ptr<GradientCodec> codec;
+    if (Status st = makeCodec(spec, &codec); !st.isOk()) return st.message();
+    Request r = codec->start(comm, 0, out.data(), out.size());
+    if (Status st = r.wait(); !st.isOk()) return st.message();
+    return codec->finish(0, out.data(), out.size()).message();
+  });
+  EXPECT_EQ(err, "");
+  return out;
+}
+
+TEST(GradientCodec, CastsRoundToNearestEven) {
+  const float inf = INFINITY;
+  // bf16 keeps 8 mantissa bits: 1 + 2^-8 is a tie between 1 and 1 + 2^-7 (odd): to 1; 1 + 3 x 2^-8 to 1 + 2^-6.
+  EXPECT_EQ(roundTrip("bf16", {1.0f, 1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, -2.5f, 3.0e38f}),
+            (std::vector<float>{1.0f, 1.0f, 1.0f + 0x1p-6f, -2.5f, 0x1.c4p127f}));  // 3e38: 226 x 2^120
+  // fp16: 11 significant bits, largest 65504, smallest subnormal 2^-24.
+  EXPECT_EQ(roundTrip("fp16", {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 65504.0f, 65519.0f, 65520.0f, -0x1p-25f, 0x1p-24f,
+                               1.5f * 0x1p-24f, 0x1p-14f}),
+            (std::vector<float>{1.0f, 1.0f + 0x1p-9f, 65504.0f, 65504.0f, inf, -0.0f, 0x1p-24f, 0x1p-23f, 0x1p-14f}));
+  EXPECT_TRUE(std::isnan(roundTrip("bf16", {NAN})[0]));
+  EXPECT_TRUE(std::isnan(roundTrip("fp16", {NAN})[0]));
+}
+
+TEST(GradientCodec, SpecsAreChecked) {
+  std::unique_ptr<GradientCodec> codec;
+  EXPECT_NE(makeCodec("gzip", &codec).message().find("unknown gradient codec 'gzip' (known:"), std::string::npos);
+  EXPECT_NE(makeCodec("topk:2", &codec).message().find("needs a fraction in (0, 1]"), std::string::npos);
+  EXPECT_NE(makeCodec("bf16:3", &codec).message().find("takes no argument"), std::string::npos);
+  EXPECT_TRUE(makeCodec("topk:0.01", &codec).isOk());
+}
+
+constexpr int kRanks = 3, kSteps = 3;
+constexpr size_t kRows = 4;
+
+// Trains kSteps steps of data parallelism with `codec`; returns "" or an error, rank 0's parameters and wire bytes.
+std::string train(Communicator& comm, const std::string& codec, std::vector<float>* params, uint64_t* wire) {
+  const auto widths = chorus::testing::primeMlpWidths();
+  Sequential model = makeMlp(widths);
+  DataParallelConfig config;
+  config.optimizer = chorus::testing::testOptimizer();
+  config.codec = codec;
+  config.bucketCapBytes = 200;  // several buckets
+  DataParallel dp(comm, model, config);
+  if (Status st = dp.init(kInitSeed); !st.isOk()) return st.message();
+  const uint64_t before = comm.counters().total().wireBytes;
+  for (int s = 0; s < kSteps; ++s) {
+    Batch b = makeBatch(s, comm.rank(), kRows, widths.front(), static_cast<int>(widths.back()));
+    LossResult r;
+    if (Status st = dp.forwardBackward(b.x, b.labels, &r); !st.isOk()) return st.message();
+    if (Status st = dp.step(); !st.isOk()) return st.message();
+  }
+  if (comm.rank() == 0) *params = dp.params(), *wire = comm.counters().total().wireBytes - before;
+  return "";
+}
+
+std::vector<float> trained(const std::string& codec, uint64_t* wire = nullptr) {
+  std::vector<float> params;
+  uint64_t bytes = 0;
+  EXPECT_EQ(
+      onRanks(kRanks, RankKind::kThreads, [&](Communicator& comm) { return train(comm, codec, &params, &bytes); }), "")
+      << codec;
+  if (wire) *wire = bytes;
+  return params;
+}
+
+TEST(GradientCodec, TopKOfEverythingIsPlainDataParallelism) {
+  const auto want = chorus::testing::referenceDataParallel(chorus::testing::primeMlpWidths(), kRanks, kSteps, 1, kRows);
+  EXPECT_EQ(chorus::testing::sameBits(trained("topk:1"), want), "");
+}
+
+// One process doing what the ranks do with top-k: per rank and bucket, add the held-back residual, keep the k
+// largest magnitudes (ties: lower index), hold back the rest; sum the kept entries in rank order.
+std::vector<float> topKReference(double fraction) {
+  const auto widths = chorus::testing::primeMlpWidths();
+  Sequential model = makeMlp(widths);
+  const size_t n = model.paramCount();
+  std::vector<float> params(n), grads(n), rankGrads(n);
+  model.initParams(params.data(), kInitSeed);
+  // The buckets DataParallel plans for this model and cap.
+  Sequential probeModel = makeMlp(widths);
+  DataParallelConfig probeConfig;
+  probeConfig.bucketCapBytes = 200;
+  std::vector<DataParallel::Bucket> buckets;
+  EXPECT_EQ(onRanks(1, RankKind::kThreads,
+                    [&](Communicator& comm) {
+                      buckets = DataParallel(comm, probeModel, probeConfig).buckets();
+                      return std::string();
+                    }),
+            "");
+  std::vector<std::vector<float>> residual(kRanks, std::vector<float>(n, 0.0f));
+  auto optimizer = makeOptimizer(chorus::testing::testOptimizer(), n);
+  const float scale = 1.0f / kRanks;
+  for (int s = 0; s < kSteps; ++s) {
+    std::fill(grads.begin(), grads.end(), 0.0f);
+    std::vector<std::vector<std::pair<uint32_t, float>>> kept(kRanks);
+    for (int r = 0; r < kRanks; ++r) {
+      std::fill(rankGrads.begin(), rankGrads.end(), 0.0f);
+      FlatAccess access(model, params.data(), rankGrads.data());
+      Batch b = makeBatch(s, r, kRows, widths.front(), static_cast<int>(widths.back()));
+      Tensor logits, dlogits;
+      (void)model.forward(b.x, access, &logits);
+      softmaxCrossEntropy(logits, b.labels, &dlogits);
+      (void)model.backward(dlogits, access);
+      for (const auto& bucket : buckets) {
+        const size_t len = bucket.end - bucket.begin;
+        const size_t k = std::max<size_t>(1, static_cast<size_t>(std::ceil(fraction * static_cast<double>(len))));
+        std::vector<float> acc(len);
+        for (size_t i = 0; i < len; ++i) acc[i] = residual[r][bucket.begin + i] += rankGrads[bucket.begin + i] * scale;
+        std::vector<uint32_t> order(len);
+        std::iota(order.begin(), order.end(), 0u);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](uint32_t a, uint32_t c) { return std::fabs(acc[a]) > std::fabs(acc[c]); });
+        for (size_t j = 0; j < k; ++j) {
+          residual[r][bucket.begin + order[j]] = 0.0f;
+        }
+        std::sort(order.begin(), order.begin() + static_cast<long>(k));
+        for (size_t j = 0; j < k; ++j)
+          kept[r].push_back({static_cast<uint32_t>(bucket.begin + order[j]), acc[order[j]]});
+      }
+    }
+    // Summed bucket by bucket, each in rank order: per element, the ranks' entries in rank order.
+    for (int r = 0; r < kRanks; ++r)
+      for (auto [i, v] : kept[r]) grads[i] += v;
+    optimizer->beginStep();
+    optimizer->update(params.data(), grads.data(), 0, n);
+  }
+  return params;
+}
+
+TEST(GradientCodec, TopKWithErrorFeedbackIsTheSameSelectionEverywhere) {
+  EXPECT_EQ(chorus::testing::sameBits(trained("topk:0.1"), topKReference(0.1)), "");
+}
+
+TEST(GradientCodec, Bf16IsCloseAndHalvesTheWire) {
+  uint64_t fp32Wire = 0, bf16Wire = 0;
+  const auto fp32 = trained("", &fp32Wire), bf16 = trained("bf16", &bf16Wire);
+  // Adam's first steps move each parameter by about lr whatever the gradient's size: bf16 rounding (2^-8 relative)
+  // of the gradients changes the update direction little.
+  EXPECT_EQ(chorus::testing::closeTo(bf16, fp32, 0.0f, 0.01f * 3), "");
+  EXPECT_GT(fp32Wire, 0u);
+  EXPECT_EQ(bf16Wire * 2, fp32Wire) << "bf16 " << bf16Wire << " fp32 " << fp32Wire;
+}
+
+}  // namespace
+}  // namespace chorus::training::compress
