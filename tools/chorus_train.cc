@@ -35,6 +35,7 @@ struct Options {
   int slowRank = -1;  // --slow-rank r:factor
   double slowFactor = 1;
   bool balance = false;
+  std::string codec;  // --mode compress
   size_t trainSamples = 0, batch = 64;
   float lr = 1e-3f;
   uint64_t seed = 1;
@@ -63,6 +64,7 @@ void usage() {
           "  --slow-rank R:F    dp: rank R runs F times slower for real (it spins for F-1 times its compute\n"
           "                time after each batch: a measured busy-wait, not a CPU quota)\n"
           "  --balance on|off   dp: split each global batch by measured throughput (default off)\n"
+          "  --codec C     compress: data parallelism with buckets sent as bf16, fp16 or topk:<fraction>\n"
           "  --version     print chorus's version\n"
           "examples: chorus-train --mode single --epochs 1;  chorus-train --mode zero3 --ranks 4 --csv zero3.csv\n");
 }
@@ -104,9 +106,9 @@ std::string parse(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") return "help";
-    static const char* kFlags[] = {"--mode",   "--ranks", "--epochs", "--samples",  "--batch",         "--lr",
-                                   "--seed",   "--data",  "--csv",    "--schedule", "--micro-batches", "--slow-rank",
-                                   "--balance"};
+    static const char* kFlags[] = {"--mode",    "--ranks", "--epochs", "--samples",  "--batch",         "--lr",
+                                   "--seed",    "--data",  "--csv",    "--schedule", "--micro-batches", "--slow-rank",
+                                   "--balance", "--codec"};
     if (std::none_of(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }))
       return "unknown argument '" + a + "'";
     if (i + 1 >= argc) return a + " needs a value";
@@ -134,15 +136,22 @@ std::string parse(int argc, char** argv, Options* o) {
       bad = integer(a, v, &o->microBatches);
     else if (a == "--slow-rank")
       bad = slowRank(v, o);
+    else if (a == "--codec")
+      o->codec = v;
     else if (a == "--balance")
       bad = onOff(a, v, &o->balance);
     else
       o->csv = v;
     if (!bad.empty()) return bad;
   }
-  static const char* kModes[] = {"single", "dp", "zero1", "zero2", "zero3", "tp", "moe", "pp"};
+  static const char* kModes[] = {"single", "dp", "zero1", "zero2", "zero3", "tp", "moe", "pp", "compress"};
   if (std::none_of(std::begin(kModes), std::end(kModes), [&](const char* m) { return o->mode == m; })) {
-    return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp";
+    return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp, compress";
+  }
+  if ((o->mode == "compress") != !o->codec.empty()) return "--codec goes with --mode compress, which needs it";
+  if (o->mode == "compress") {
+    std::unique_ptr<compress::GradientCodec> codec;
+    if (Status st = compress::makeCodec(o->codec, &codec); !st.isOk()) return st.message();
   }
   if ((o->slowRank >= 0 || o->balance) && o->mode != "dp") return "--slow-rank and --balance go with --mode dp";
   if (o->mode == "pp") {
@@ -386,10 +395,12 @@ Status runRank(Communicator& world, Shared& s) {
   } else {
     DataParallelConfig c;
     c.optimizer = optimizer;
+    c.codec = o.codec;
     // TP: the data-parallel group is this rank alone; MoE: experts are reduced over the expert-DP group only.
     trainer = std::make_unique<DataParallel>(tp ? *grid.dpComm : world, model, c, grid.expertDpComm.get());
   }
   CHORUS_TRY(trainer->init(o.seed));
+  const std::string label = o.codec.empty() ? o.mode : o.mode + ":" + o.codec;
   const size_t steps = s.train.labels.size() / o.batch;
   const size_t local = tp ? o.batch : o.batch / static_cast<size_t>(o.ranks);
   const size_t offset = tp ? 0 : local * static_cast<size_t>(world.rank());
@@ -419,7 +430,7 @@ Status runRank(Communicator& world, Shared& s) {
       const double loss = stats[0] / world.size(), accuracy = stats[1] / (tp ? o.batch * world.size() : o.batch);
       epochLoss += loss;
       if (world.rank() == 0 && s.csv.is_open())
-        s.csv << o.mode << ',' << globalStep << ',' << loss << ',' << accuracy << ',' << payload << ',' << wire << '\n';
+        s.csv << label << ',' << globalStep << ',' << loss << ',' << accuracy << ',' << payload << ',' << wire << '\n';
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double testAccuracy = 0;
@@ -429,7 +440,7 @@ Status runRank(Communicator& world, Shared& s) {
       printf(
           "%-6s epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.1f s  per step on rank 0: payload %llu B, "
           "wire %llu B; rank 0 keeps params %zu B, grads %zu B, optimizer %zu B\n",
-          o.mode.c_str(), epoch + 1, o.epochs, epochLoss / static_cast<double>(steps), 100 * testAccuracy, seconds,
+          label.c_str(), epoch + 1, o.epochs, epochLoss / static_cast<double>(steps), 100 * testAccuracy, seconds,
           static_cast<unsigned long long>(payload), static_cast<unsigned long long>(wire), m.paramBytes, m.gradBytes,
           m.optimizerBytes);
       fflush(stdout);
