@@ -43,7 +43,7 @@ struct Options {
 
 void usage() {
   fprintf(stderr,
-          "usage: chorus-train [--mode single|dp|zero1|zero2|zero3|tp|moe|pp] [--ranks N] [--epochs E]\n"
+          "usage: chorus-train [--mode single|dp|zero1|zero2|zero3|tp|moe|pp|compress|bf16] [--ranks N] [--epochs E]\n"
           "                    [--samples N] [--batch GLOBAL] [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n"
           "                    [--schedule S] [--micro-batches M] [--slow-rank R:F] [--balance on|off]\n"
           "Trains an MLP on Fashion-MNIST with chorus's training layer, one thread per rank; prints a line per\n"
@@ -65,6 +65,7 @@ void usage() {
           "                time after each batch: a measured busy-wait, not a CPU quota)\n"
           "  --balance on|off   dp: split each global batch by measured throughput (default off)\n"
           "  --codec C     compress: data parallelism with buckets sent as bf16, fp16 or topk:<fraction>\n"
+          "  (--mode bf16: data parallelism computing on bf16 copies of fp32 master weights)\n"
           "  --version     print chorus's version\n"
           "examples: chorus-train --mode single --epochs 1;  chorus-train --mode zero3 --ranks 4 --csv zero3.csv\n");
 }
@@ -144,9 +145,9 @@ std::string parse(int argc, char** argv, Options* o) {
       o->csv = v;
     if (!bad.empty()) return bad;
   }
-  static const char* kModes[] = {"single", "dp", "zero1", "zero2", "zero3", "tp", "moe", "pp", "compress"};
+  static const char* kModes[] = {"single", "dp", "zero1", "zero2", "zero3", "tp", "moe", "pp", "compress", "bf16"};
   if (std::none_of(std::begin(kModes), std::end(kModes), [&](const char* m) { return o->mode == m; })) {
-    return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp, compress";
+    return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp, compress, bf16";
   }
   if ((o->mode == "compress") != !o->codec.empty()) return "--codec goes with --mode compress, which needs it";
   if (o->mode == "compress") {
@@ -396,6 +397,7 @@ Status runRank(Communicator& world, Shared& s) {
     DataParallelConfig c;
     c.optimizer = optimizer;
     c.codec = o.codec;
+    if (o.mode == "bf16") c.computeType = "bf16";  // bf16 compute copies, fp32 master weights
     // TP: the data-parallel group is this rank alone; MoE: experts are reduced over the expert-DP group only.
     trainer = std::make_unique<DataParallel>(tp ? *grid.dpComm : world, model, c, grid.expertDpComm.get());
   }

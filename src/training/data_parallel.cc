@@ -1,13 +1,17 @@
 #include "chorus/training/data_parallel.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace chorus::training {
 
 // Lends the replica's buffers and starts buckets as backward releases layers.
 class DataParallel::Access : public FlatAccess {
  public:
-  explicit Access(DataParallel& dp) : FlatAccess(dp.model_, dp.params_.data(), dp.grads_.data()), dp_(dp) {}
+  explicit Access(DataParallel& dp)
+      : FlatAccess(dp.model_, dp.config_.computeType.empty() ? dp.params_.data() : dp.computeParams_.data(),
+                   dp.grads_.data()),
+        dp_(dp) {}
   Status release(int layer, bool backward) override {
     return backward && dp_.reducing_ ? dp_.launchReadyBuckets(layer) : Status::ok();
   }
@@ -23,7 +27,13 @@ DataParallel::DataParallel(Communicator& comm, Sequential& model, const DataPara
   grads_.assign(model.paramCount(), 0.0f);
   optimizer_ = makeOptimizer(config.optimizer, model.paramCount());
   gradientScale_ = 1.0f / static_cast<float>(comm.size());
-  if (!config.codec.empty()) codecStatus_ = compress::makeCodec(config.codec, &codec_);
+  std::string codec = config.codec;
+  if (config.computeType == "fp16" && codec.empty()) codec = "fp16";  // overflow shows where fp16 would overflow
+  if (!config.computeType.empty() && config.computeType != "bf16" && config.computeType != "fp16")
+    codecStatus_ = invalidArgument("compute type '" + config.computeType + "' is not bf16 or fp16");
+  else if (!codec.empty())
+    codecStatus_ = compress::makeCodec(codec, &codec_);
+  if (config.computeType == "fp16") lossScale_ = config.initialLossScale;
   planBuckets();
 }
 
@@ -107,10 +117,19 @@ Status DataParallel::waitBuckets() {
 }
 
 Status DataParallel::forwardBackward(const Tensor& x, const std::vector<int>& labels, LossResult* result) {
+  if (!config_.computeType.empty() && computeStale_) {
+    computeParams_.resize(params_.size());
+    for (size_t i = 0; i < params_.size(); ++i)
+      computeParams_[i] =
+          config_.computeType == "bf16" ? compress::roundToBf16(params_[i]) : compress::roundToFp16(params_[i]);
+    computeStale_ = false;
+  }
   Access access(*this);
   Tensor logits, dlogits;
   CHORUS_TRY(model_.forward(x, access, &logits));
   *result = softmaxCrossEntropy(logits, labels, &dlogits);
+  if (lossScale_ != 1.0f)
+    for (size_t i = 0; i < dlogits.size(); ++i) dlogits.data()[i] *= lossScale_;
   reducing_ = sync_;
   nextBucket_ = 0;
   Status st = model_.backward(dlogits, access);
@@ -133,8 +152,24 @@ Status DataParallel::step() {
       CHORUS_TRY(expertComm_->allReduce(g, g, r.count, DataType::kFloat32, RedOp::sum()));
     }
   }
-  optimizer_->beginStep();
-  optimizer_->update(params_.data(), grads_.data(), 0, params_.size());
+  skipped_ = false;
+  if (lossScale_ != 1.0f) {
+    // The sum carries any rank's overflow to every rank, so all of them decide alike.
+    skipped_ = std::any_of(grads_.begin(), grads_.end(), [](float g) { return !std::isfinite(g); });
+    if (skipped_) {
+      lossScale_ = std::max(1.0f, lossScale_ * 0.5f);
+      goodSteps_ = 0;
+    } else {
+      const float unscale = 1.0f / lossScale_;  // a power of two: exact
+      for (float& g : grads_) g *= unscale;
+      if (++goodSteps_ >= config_.scaleGrowthInterval) lossScale_ *= 2.0f, goodSteps_ = 0;
+    }
+  }
+  if (!skipped_) {
+    optimizer_->beginStep();
+    optimizer_->update(params_.data(), grads_.data(), 0, params_.size());
+    computeStale_ = true;
+  }
   std::fill(grads_.begin(), grads_.end(), 0.0f);
   return Status::ok();
 }

@@ -167,5 +167,98 @@ TEST(GradientCodec, Bf16IsCloseAndHalvesTheWire) {
   EXPECT_EQ(bf16Wire * 2, fp32Wire) << "bf16 " << bf16Wire << " fp32 " << fp32Wire;
 }
 
+// Mixed precision with fp16: trains `steps` steps, rank `hot`'s first batch scaled by `inputScale`; returns "" or an
+// error, and per rank which steps were skipped and the loss scale after each.
+std::string trainFp16(Communicator& comm, float initialScale, int hot, float inputScale, int steps,
+                      std::vector<std::vector<int>>* skipped, std::vector<std::vector<float>>* scales,
+                      std::vector<float>* params, std::vector<float>* initial) {
+  const auto widths = chorus::testing::primeMlpWidths();
+  Sequential model = makeMlp(widths);
+  DataParallelConfig config;
+  config.optimizer = chorus::testing::testOptimizer();
+  config.computeType = "fp16";
+  config.initialLossScale = initialScale;
+  DataParallel dp(comm, model, config);
+  if (Status st = dp.init(kInitSeed); !st.isOk()) return st.message();
+  if (comm.rank() == 0) *initial = dp.params();
+  for (int s = 0; s < steps; ++s) {
+    Batch b = makeBatch(s, comm.rank(), kRows, widths.front(), static_cast<int>(widths.back()));
+    if (s == 0 && comm.rank() == hot)
+      for (size_t i = 0; i < b.x.size(); ++i) b.x.data()[i] *= inputScale;
+    LossResult r;
+    if (Status st = dp.forwardBackward(b.x, b.labels, &r); !st.isOk()) return st.message();
+    if (Status st = dp.step(); !st.isOk()) return st.message();
+    (*skipped)[comm.rank()].push_back(dp.skippedLastStep());
+    (*scales)[comm.rank()].push_back(dp.lossScale());
+  }
+  if (comm.rank() == 0) *params = dp.params();
+  return "";
+}
+
+TEST(MixedPrecision, Fp16OverflowSkipsTheStepOnEveryRankAndHalvesTheScale) {
+  std::vector<std::vector<int>> skipped(kRanks);
+  std::vector<std::vector<float>> scales(kRanks);
+  std::vector<float> params, initial;
+  ASSERT_EQ(onRanks(kRanks, RankKind::kThreads,
+                    [&](Communicator& comm) {
+                      return trainFp16(comm, 0x1p40f, -1, 1, 40, &skipped, &scales, &params, &initial);
+                    }),
+            "");
+  // 2^40 times a gradient of order 0.1 is far past fp16's 65504: the first steps are skipped and the scale halves.
+  EXPECT_TRUE(skipped[0][0]);
+  EXPECT_EQ(scales[0][0], 0x1p39f);
+  int firstGood = 0;
+  while (firstGood < 40 && skipped[0][firstGood]) ++firstGood;
+  ASSERT_LT(firstGood, 40) << "never stopped overflowing";
+  EXPECT_EQ(scales[0][firstGood], std::ldexp(1.0f, 40 - firstGood));  // halved once per skipped step
+  for (int r = 1; r < kRanks; ++r) {
+    EXPECT_EQ(skipped[r], skipped[0]) << "rank " << r;
+    EXPECT_EQ(scales[r], scales[0]) << "rank " << r;
+  }
+  EXPECT_NE(chorus::testing::sameBits(params, initial), "");  // the good steps moved the parameters
+}
+
+TEST(MixedPrecision, OneRanksOverflowSkipsEveryRank) {
+  std::vector<std::vector<int>> skipped(kRanks);
+  std::vector<std::vector<float>> scales(kRanks);
+  std::vector<float> params, initial;
+  ASSERT_EQ(onRanks(kRanks, RankKind::kThreads,
+                    [&](Communicator& comm) {
+                      return trainFp16(comm, 1024.0f, 1, 1e6f, 1, &skipped, &scales, &params, &initial);
+                    }),
+            "");
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(skipped[r], std::vector<int>{1}) << "rank " << r;
+    EXPECT_EQ(scales[r], std::vector<float>{512.0f}) << "rank " << r;
+  }
+  EXPECT_EQ(chorus::testing::sameBits(params, initial), "");  // nothing moved
+}
+
+TEST(MixedPrecision, Bf16ComputeStaysCloseToFp32) {
+  const auto fp32 = trained("");
+  std::vector<float> bf16;
+  ASSERT_EQ(onRanks(kRanks, RankKind::kThreads,
+                    [&](Communicator& comm) -> std::string {
+                      const auto widths = chorus::testing::primeMlpWidths();
+                      Sequential model = makeMlp(widths);
+                      DataParallelConfig config;
+                      config.optimizer = chorus::testing::testOptimizer();
+                      config.computeType = "bf16";
+                      DataParallel dp(comm, model, config);
+                      if (Status st = dp.init(kInitSeed); !st.isOk()) return st.message();
+                      for (int s = 0; s < kSteps; ++s) {
+                        Batch b = makeBatch(s, comm.rank(), kRows, widths.front(), static_cast<int>(widths.back()));
+                        LossResult r;
+                        if (Status st = dp.forwardBackward(b.x, b.labels, &r); !st.isOk()) return st.message();
+                        if (Status st = dp.step(); !st.isOk()) return st.message();
+                      }
+                      if (comm.rank() == 0) bf16 = dp.params();
+                      return "";
+                    }),
+            "");
+  EXPECT_EQ(chorus::testing::closeTo(bf16, fp32, 0.0f, 0.01f * kSteps), "");
+  EXPECT_NE(chorus::testing::sameBits(bf16, fp32), "");  // the rounded copy did make a difference
+}
+
 }  // namespace
 }  // namespace chorus::training::compress

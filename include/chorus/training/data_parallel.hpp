@@ -25,6 +25,14 @@ struct DataParallelConfig {
   OptimizerConfig optimizer;
   /// How buckets cross the wire (compress/codec.hpp): "" for fp32 AllReduce, "bf16", "fp16", "topk:0.01", ...
   std::string codec;
+  /// Mixed precision: "" (fp32), "bf16" or "fp16". Forward and backward use a copy of the parameters rounded to that
+  /// type (the arithmetic stays fp32 on the CPU); the fp32 parameters are the master copy the optimizer updates.
+  /// fp16 also sends the gradients as fp16, scaled by a dynamic loss scale: a step whose summed gradients
+  /// overflowed is skipped on every rank (the overflow reaches every rank through the sum) and the scale halves;
+  /// after `scaleGrowthInterval` good steps it doubles.
+  std::string computeType;
+  float initialLossScale = 65536.0f;
+  int scaleGrowthInterval = 2000;
 };
 
 class DataParallel : public Trainer {
@@ -58,6 +66,9 @@ class DataParallel : public Trainer {
   };
   const std::vector<Bucket>& buckets() const { return buckets_; }
   const std::vector<float>& params() const { return params_; }
+  float lossScale() const { return lossScale_; }
+  /// Whether the last step() skipped its update (fp16 overflow).
+  bool skippedLastStep() const { return skipped_; }
   const std::vector<float>& grads() const { return grads_; }
 
  private:
@@ -81,6 +92,11 @@ class DataParallel : public Trainer {
   size_t nextBucket_ = 0;
   bool sync_ = true;
   float gradientScale_ = 1.0f;
+  std::vector<float> computeParams_;  // mixed precision: the rounded copy forward and backward use
+  bool computeStale_ = true;
+  float lossScale_ = 1.0f;
+  int goodSteps_ = 0;
+  bool skipped_ = false;
   bool reducing_ = false;  // this backward reduces
 };
 

@@ -77,6 +77,9 @@ Status make(bool bf16, const std::string& argument, std::unique_ptr<GradientCode
 
 }  // namespace
 
+float roundToBf16(float x) { return fromBf16(toBf16(x)); }
+float roundToFp16(float x) { return fromFp16(toFp16(x)); }
+
 CHORUS_REGISTER_GRADIENT_CODEC(bf16, "bf16", "the bucket summed as bfloat16",
                                [](const std::string& a, std::unique_ptr<GradientCodec>* out) {
                                  return make(true, a, out);

@@ -41,4 +41,8 @@ struct CodecRegistrar {
 
 const std::vector<CodecRegistration>& codecs();
 
+/// x rounded to the nearest bf16 / fp16 value (ties to even; fp16 overflows to infinity past 65504).
+float roundToBf16(float x);
+float roundToFp16(float x);
+
 }  // namespace chorus::training::compress
