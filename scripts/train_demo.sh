@@ -19,8 +19,12 @@ make -s build
 mkdir -p "$out"
 csv="$out/training_steps.csv"
 echo "mode,step,loss,accuracy,payload_bytes,wire_bytes" > "$csv"
-for mode in single dp zero1 zero2 zero3 tp moe pp; do
+for mode in single dp zero1 zero2 zero3 tp moe pp bf16; do
   build/tools/chorus-train --mode "$mode" --ranks "$ranks" --epochs "$epochs" --samples "$samples" --csv "$csv"
+done
+for codec in bf16 topk:0.01; do
+  build/tools/chorus-train --mode compress --codec "$codec" --ranks "$ranks" --epochs "$epochs" --samples "$samples" \
+    --csv "$csv"
 done
 # Rank 1 at half speed, with the equal split and with the split following throughput.
 for balance in off on; do
