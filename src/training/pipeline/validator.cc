@@ -40,9 +40,13 @@ Status checkRank(const Schedule& s, int rank) {
     return it == at.end() ? -1 : it->second;
   };
   const Op backward = s.splitBackward ? Op::kBackwardInput : Op::kBackward;
+  // The actions that belong: per micro-batch, the compute and a send and a receive across each remote boundary.
+  const size_t perMicroBatch = s.splitBackward ? 3 : 2;
+  size_t expected = 0;
   for (int stage = rank; stage <= last; stage += s.ranks) {
     const bool prevRemote = stage > 0 && s.rankOf(stage - 1) != rank;
     const bool nextRemote = stage < last && s.rankOf(stage + 1) != rank;
+    expected += s.microBatches * (perMicroBatch + 2 * prevRemote + 2 * nextRemote);
     for (int mb = 0; mb < s.microBatches; ++mb) {
       const std::string id = std::to_string(mb) + "." + std::to_string(stage);
       const int f = position(Op::kForward, mb, stage), b = position(backward, mb, stage);
@@ -73,14 +77,7 @@ Status checkRank(const Schedule& s, int rank) {
         return problem(rank, "a needless receive of " + id + "'s output gradient");
     }
   }
-  // Nothing else: every action in `at` was accounted for by the loops above.
-  const size_t perMicroBatch = s.splitBackward ? 3 : 2;
-  size_t expected = 0;
-  for (int stage = rank; stage <= last; stage += s.ranks) {
-    const bool prevRemote = stage > 0 && s.rankOf(stage - 1) != rank;
-    const bool nextRemote = stage < last && s.rankOf(stage + 1) != rank;
-    expected += s.microBatches * (perMicroBatch + 2 * prevRemote + 2 * nextRemote);
-  }
+  // Nothing else: every action in `at` was accounted for by the loop above.
   if (at.size() != expected)
     return problem(rank, std::to_string(at.size()) + " actions where " + std::to_string(expected) + " belong");
   return Status::ok();
