@@ -7,6 +7,8 @@
 #include <set>
 #include <thread>
 
+#include "../agreement.hpp"
+#include "../pair_links.hpp"
 #include "chorus/training/loss.hpp"
 #include "chorus/training/pipeline/partition.hpp"
 #include "message_matching.hpp"
@@ -18,19 +20,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Key = std::pair<int, int>;  // micro-batch, stage
 
-// FNV-1a over what must agree between ranks.
-uint64_t fingerprint(const std::string& schedule, int microBatches, int stagesPerRank, const std::vector<int>& starts) {
-  uint64_t h = 1469598103934665603ULL;
-  auto mix = [&](uint64_t v) {
-    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ULL;
-  };
-  for (char c : schedule) mix(static_cast<unsigned char>(c));
-  mix(microBatches);
-  mix(stagesPerRank);
-  for (int s : starts) mix(s);
-  return h;
-}
-
 }  // namespace
 
 struct PipelineParallel::Impl {
@@ -38,7 +27,7 @@ struct PipelineParallel::Impl {
   // A communicator per ordered pair of ranks that exchange messages, of those two ranks alone: the sender only
   // sends on it and the receiver only receives, each call asynchronous, so its thread works through the pair's
   // queue in order while the sender computes on (the simulator's model: a send never waits).
-  std::map<std::pair<int, int>, std::unique_ptr<Communicator>> links;
+  PairLinks links;
   struct InFlight {
     Tensor data;
     Request request;
@@ -132,38 +121,17 @@ struct PipelineParallel::Impl {
     return Status::ok();
   }
 
-  // Opens the links: ranks pair up in rounds (each rank in one pair per round), each round splitting twice, once
-  // per direction. Collective: every rank derives the same pairs from the same schedule.
+  // Opens the links of every pair of ranks that exchange messages. Collective: every rank derives the same pairs
+  // from the same schedule.
   Status openLinks() {
     std::set<std::pair<int, int>> pairs;
     for (int r = 0; r < schedule.ranks; ++r)
       for (const Action& a : schedule.actions[r])
-        if (isCommunication(a.op)) pairs.insert({std::min(r, a.peer), std::max(r, a.peer)});
-    while (!pairs.empty()) {
-      std::vector<bool> busy(schedule.ranks, false);
-      std::pair<int, int> mine{-1, -1};
-      for (auto it = pairs.begin(); it != pairs.end();) {
-        if (busy[it->first] || busy[it->second]) {
-          ++it;
-          continue;
-        }
-        busy[it->first] = busy[it->second] = true;
-        if (it->first == rank() || it->second == rank()) mine = *it;
-        it = pairs.erase(it);
-      }
-      for (int direction = 0; direction < 2; ++direction) {
-        std::unique_ptr<Communicator> link;
-        CHORUS_TRY(comm.split(mine.first >= 0 ? mine.first : Communicator::kNoColor, rank(), &link)
-                       .withContext("pipeline links"));
-        if (!link) continue;
-        links[direction == 0 ? mine : std::pair<int, int>{mine.second, mine.first}] = std::move(link);
-      }
-    }
-    return Status::ok();
+        if (isCommunication(a.op)) pairs.insert({r, a.peer});
+    return openPairLinks(comm, pairs, "pipeline links", &links);
   }
 
-  // A peer's rank on a link: the link holds the two ranks, the lower first.
-  int linkRank(int peer) const { return peer < rank() ? 0 : 1; }
+  int linkRank(int peer) const { return training::linkRank(rank(), peer); }
 
   // The communication actions [begin, end): sends queued, receives posted and awaited.
   Status exchange(const std::vector<Action>& actions, size_t begin, size_t end, const std::vector<size_t>& rows) {
@@ -256,17 +224,11 @@ Status PipelineParallel::create(Communicator& comm, const std::function<Sequenti
   }
   starts.push_back(model.layers());
   // Every rank must run the same pipeline.
-  const uint64_t mine = fingerprint(config.schedule, config.microBatches, config.stagesPerRank, starts);
-  std::vector<uint64_t> all(p);
-  CHORUS_TRY(comm.allGather(&mine, all.data(), 1, DataType::kUint64).withContext("pipeline setup"));
-  for (int r = 0; r < p; ++r) {
-    if (all[r] != mine) {
-      return invalidArgument("rank " + std::to_string(r) +
-                             " configured a different pipeline (schedule, micro-batches, "
-                             "stages per rank or stage starts) than rank " +
-                             std::to_string(comm.rank()));
-    }
-  }
+  Fingerprint mine;
+  mine.mix(config.schedule).mix(config.microBatches).mix(config.stagesPerRank);
+  for (int s : starts) mine.mix(s);
+  CHORUS_TRY(
+      checkSameOnEveryRank(comm, mine.value(), "pipeline (schedule, micro-batches, stages per rank or stage starts)"));
   CHORUS_TRY(impl->openLinks());
   // Parameters, and the widths between stages from one row through the model (which also finds a layer that
   // cannot split its backward before a zero-bubble step needs it).
