@@ -18,7 +18,7 @@ done
 make -s build
 mkdir -p "$out"
 csv="$out/training_steps.csv"
-echo "mode,step,loss,accuracy,payload_bytes,wire_bytes" > "$csv"
+echo "mode,step,loss,accuracy,payload_bytes,wire_bytes,seconds" > "$csv"
 for mode in single dp zero1 zero2 zero3 tp moe pp bf16; do
   build/tools/chorus-train --mode "$mode" --ranks "$ranks" --epochs "$epochs" --samples "$samples" --csv "$csv"
 done
@@ -30,5 +30,10 @@ done
 for balance in off on; do
   build/tools/chorus-train --mode dp --slow-rank 1:2 --balance "$balance" --ranks "$ranks" --epochs "$epochs" \
     --samples "$samples" --csv "$csv"
+done
+# A parameter server (one of the ranks serves, the others work) under each synchronisation.
+for sync in bsp asp ssp; do
+  build/tools/chorus-train --mode ps --sync "$sync" --ranks "$((ranks + 1))" --epochs "$epochs" --samples "$samples" \
+    --csv "$csv"
 done
 /usr/bin/python3 scripts/plot_training.py "$csv" "$out/training_curves.png"

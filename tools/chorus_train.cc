@@ -4,6 +4,7 @@
 //   zero1..3  ZeRO stage 1, 2 or 3 over N ranks           tp      TP = N: column- then row-parallel hidden layers
 //   moe     a mixture-of-experts hidden layer (N x experts-per-rank experts, top-2, dropless), EP = N
 //   pp      pipeline parallelism: the MLP's layers cut into N stages, run by --schedule over --micro-batches
+//   ps      a parameter server: --servers of the N ranks serve key ranges, the others push and pull (--sync)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "chorus/training/data_parallel.hpp"
 #include "chorus/training/grid.hpp"
 #include "chorus/training/moe.hpp"
+#include "chorus/training/param_server/param_server.hpp"
 #include "chorus/training/pipeline/pipeline_parallel.hpp"
 #include "chorus/training/tensor_parallel.hpp"
 #include "chorus/training/zero.hpp"
@@ -35,39 +37,51 @@ struct Options {
   int slowRank = -1;  // --slow-rank r:factor
   double slowFactor = 1;
   bool balance = false;
-  std::string codec;  // --mode compress
+  std::string codec;         // --mode compress
+  std::string sync = "bsp";  // --mode ps
+  int servers = 1, staleness = 2;
+  bool replicate = false;
   size_t trainSamples = 0, batch = 64;
   float lr = 1e-3f;
   uint64_t seed = 1;
 };
 
 void usage() {
-  fprintf(stderr,
-          "usage: chorus-train [--mode single|dp|zero1|zero2|zero3|tp|moe|pp|compress|bf16] [--ranks N] [--epochs E]\n"
-          "                    [--samples N] [--batch GLOBAL] [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n"
-          "                    [--schedule S] [--micro-batches M] [--slow-rank R:F] [--balance on|off]\n"
-          "Trains an MLP on Fashion-MNIST with chorus's training layer, one thread per rank; prints a line per\n"
-          "epoch and, with --csv, the loss and accuracy of every step.\n"
-          "  --mode M      single (one rank, the reference), dp (data parallel), zero1/zero2/zero3 (ZeRO stage),\n"
-          "                tp (tensor parallel over N ranks), moe (mixture of experts over N ranks), pp (pipeline\n"
-          "                of N stages; its gradients are summed over the micro-batches) (default dp)\n"
-          "  --ranks N     ranks (default 4)\n"
-          "  --epochs E    epochs (default 2)\n"
-          "  --samples N   training images per epoch, 0 = all 60000 (default 0)\n"
-          "  --batch B     global batch size, split over the ranks (default 64)\n"
-          "  --lr LR       Adam's learning rate (default 0.001)\n"
-          "  --seed S      initial weights and shuffling (default 1)\n"
-          "  --data DIR    the dataset's idx files (default /usr/share/datasets/fashion-mnist)\n"
-          "  --csv FILE    append mode,step,loss,accuracy,payload,wire lines to FILE\n"
-          "  --schedule S  pp: gpipe, 1f1b, interleaved-1f1b (2 stages per rank) or zb-h1 (default 1f1b)\n"
-          "  --micro-batches M  pp: micro-batches per step (default 8)\n"
-          "  --slow-rank R:F    dp: rank R runs F times slower for real (it spins for F-1 times its compute\n"
-          "                time after each batch: a measured busy-wait, not a CPU quota)\n"
-          "  --balance on|off   dp: split each global batch by measured throughput (default off)\n"
-          "  --codec C     compress: data parallelism with buckets sent as bf16, fp16 or topk:<fraction>\n"
-          "  (--mode bf16: data parallelism computing on bf16 copies of fp32 master weights)\n"
-          "  --version     print chorus's version\n"
-          "examples: chorus-train --mode single --epochs 1;  chorus-train --mode zero3 --ranks 4 --csv zero3.csv\n");
+  fprintf(
+      stderr,
+      "usage: chorus-train [--mode single|dp|zero1|zero2|zero3|tp|moe|pp|ps|compress|bf16] [--ranks N] [--epochs E]\n"
+      "                    [--samples N] [--batch GLOBAL] [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n"
+      "                    [--schedule S] [--micro-batches M] [--slow-rank R:F] [--balance on|off]\n"
+      "                    [--sync bsp|asp|ssp] [--servers S] [--staleness s] [--replicate on|off]\n"
+      "Trains an MLP on Fashion-MNIST with chorus's training layer, one thread per rank; prints a line per\n"
+      "epoch and, with --csv, the loss and accuracy of every step.\n"
+      "  --mode M      single (one rank, the reference), dp (data parallel), zero1/zero2/zero3 (ZeRO stage),\n"
+      "                tp (tensor parallel over N ranks), moe (mixture of experts over N ranks), pp (pipeline\n"
+      "                of N stages; its gradients are summed over the micro-batches), ps (parameter server)\n"
+      "                (default dp)\n"
+      "  --ranks N     ranks (default 4)\n"
+      "  --epochs E    epochs (default 2)\n"
+      "  --samples N   training images per epoch, 0 = all 60000 (default 0)\n"
+      "  --batch B     global batch size, split over the ranks (default 64)\n"
+      "  --lr LR       Adam's learning rate (default 0.001)\n"
+      "  --seed S      initial weights and shuffling (default 1)\n"
+      "  --data DIR    the dataset's idx files (default /usr/share/datasets/fashion-mnist)\n"
+      "  --csv FILE    append mode,step,loss,accuracy,payload,wire lines to FILE\n"
+      "  --schedule S  pp: gpipe, 1f1b, interleaved-1f1b (2 stages per rank) or zb-h1 (default 1f1b)\n"
+      "  --micro-batches M  pp: micro-batches per step (default 8)\n"
+      "  --slow-rank R:F    dp: rank R runs F times slower for real (it spins for F-1 times its compute\n"
+      "                time after each batch: a measured busy-wait, not a CPU quota)\n"
+      "  --balance on|off   dp: split each global batch by measured throughput (default off)\n"
+      "  --codec C     compress: data parallelism with buckets sent as bf16, fp16 or topk:<fraction>\n"
+      "  --sync M      ps: bsp (synchronous), asp (asynchronous) or ssp (bounded staleness) (default bsp)\n"
+      "  --servers S   ps: the last S of the N ranks serve, the others work; the batch splits over the\n"
+      "                workers (default 1)\n"
+      "  --staleness s ps: ssp's bound (default 2)\n"
+      "  --replicate on|off  ps: each server's range kept on the next server too (default off)\n"
+      "  (--mode bf16: data parallelism computing on bf16 copies of fp32 master weights)\n"
+      "  --version     print chorus's version\n"
+      "examples: chorus-train --mode single --epochs 1;  chorus-train --mode zero3 --ranks 4 --csv zero3.csv;\n"
+      "          chorus-train --mode ps --ranks 5 --sync ssp --servers 1\n");
 }
 
 // --slow-rank RANK:FACTOR.
@@ -109,7 +123,7 @@ std::string parse(int argc, char** argv, Options* o) {
     if (a == "-h" || a == "--help") return "help";
     static const char* kFlags[] = {"--mode",    "--ranks", "--epochs", "--samples",  "--batch",         "--lr",
                                    "--seed",    "--data",  "--csv",    "--schedule", "--micro-batches", "--slow-rank",
-                                   "--balance", "--codec"};
+                                   "--balance", "--codec", "--sync",   "--servers",  "--staleness",     "--replicate"};
     if (std::none_of(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }))
       return "unknown argument '" + a + "'";
     if (i + 1 >= argc) return a + " needs a value";
@@ -141,13 +155,34 @@ std::string parse(int argc, char** argv, Options* o) {
       o->codec = v;
     else if (a == "--balance")
       bad = onOff(a, v, &o->balance);
+    else if (a == "--sync")
+      o->sync = v;
+    else if (a == "--servers")
+      bad = integer(a, v, &o->servers);
+    else if (a == "--staleness")
+      bad = integer(a, v, &o->staleness);
+    else if (a == "--replicate")
+      bad = onOff(a, v, &o->replicate);
     else
       o->csv = v;
     if (!bad.empty()) return bad;
   }
-  static const char* kModes[] = {"single", "dp", "zero1", "zero2", "zero3", "tp", "moe", "pp", "compress", "bf16"};
+  static const char* kModes[] = {"single", "dp", "zero1", "zero2",    "zero3", "tp",
+                                 "moe",    "pp", "ps",    "compress", "bf16"};
   if (std::none_of(std::begin(kModes), std::end(kModes), [&](const char* m) { return o->mode == m; })) {
-    return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp, compress, bf16";
+    return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp, ps, compress, bf16";
+  }
+  if (o->mode == "ps") {
+    param_server::Sync sync;
+    if (Status st = param_server::parseSync(o->sync, &sync); !st.isOk()) return st.message();
+    if (o->servers < 1 || o->servers >= o->ranks) return "--servers must be at least 1 and below --ranks";
+    if (o->replicate && o->servers < 2) return "--replicate on needs --servers 2 or more";
+    const size_t workers = static_cast<size_t>(o->ranks - o->servers);
+    if (o->batch % workers != 0)
+      return "--batch " + std::to_string(o->batch) + " does not split evenly over " + std::to_string(workers) +
+             " workers";
+    if (o->epochs < 1) return "--epochs must be at least 1";
+    return "";
   }
   if ((o->mode == "compress") != !o->codec.empty()) return "--codec goes with --mode compress, which needs it";
   if (o->mode == "compress") {
@@ -377,9 +412,93 @@ Status runBalancedRank(Communicator& world, Shared& s) {
   return Status::ok();
 }
 
+// A parameter server: the servers serve until the workers are done; each worker trains on its share of every global
+// batch at its own pace (under asp and ssp the workers drift apart). Worker 0 reports its own batches' loss and the
+// test accuracy of the parameters it pulled last; its step times give loss against wall time.
+Status runParamServerRank(Communicator& world, Shared& s) {
+  const Options& o = s.opt;
+  Sequential model = makeMlp({784, 256, 256, 10});
+  param_server::ParamServerConfig c;
+  c.servers = o.servers;
+  CHORUS_TRY(param_server::parseSync(o.sync, &c.sync));
+  c.staleness = o.staleness;
+  c.replicate = o.replicate;
+  c.optimizer.lr = o.lr;
+  c.seed = o.seed;
+  std::unique_ptr<param_server::Server> server;
+  std::unique_ptr<param_server::Worker> worker;
+  CHORUS_TRY(param_server::join(world, model, c, &server, &worker));
+  if (server) {
+    const auto start = std::chrono::steady_clock::now();
+    CHORUS_TRY(server->serve());
+    const param_server::ServerStats st = server->stats();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    printf("ps     server %d: %ld chunk updates of its range, %ld of its replica, %ld forwarded, %.1f s\n",
+           world.rank() - (o.ranks - o.servers), st.pushesApplied, st.replicated, st.forwarded,
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return Status::ok();
+  }
+  const std::string label = "ps-" + o.sync + (o.sync == "ssp" ? std::to_string(o.staleness) : "");
+  const size_t workers = static_cast<size_t>(worker->workers()), local = o.batch / workers;
+  const size_t offset = local * static_cast<size_t>(worker->index());
+  const size_t steps = s.train.labels.size() / o.batch;
+  std::vector<size_t> order(s.train.labels.size());
+  Tensor x(local, 784);
+  std::vector<int> labels(local);
+  const auto start = std::chrono::steady_clock::now();
+  long globalStep = 0;
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    shuffle(o, epoch, &order);
+    const auto epochStart = std::chrono::steady_clock::now();
+    double epochLoss = 0;
+    for (size_t step = 0; step < steps; ++step, ++globalStep) {
+      for (size_t i = 0; i < local; ++i) {
+        const size_t sample = order[step * o.batch + offset + i];
+        std::copy_n(s.train.images.row(sample), 784, x.row(i));
+        labels[i] = s.train.labels[sample];
+      }
+      LossResult r;
+      CHORUS_TRY(worker->forwardBackward(x, labels, &r));
+      CHORUS_TRY(worker->step());
+      epochLoss += r.loss;
+      if (worker->index() == 0 && s.csv.is_open()) {
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::lock_guard<std::mutex> lock(s.mutex);
+        s.csv << label << ',' << globalStep << ',' << r.loss << ','
+              << static_cast<double>(r.correct) / static_cast<double>(local) << ",,," << seconds << '\n';
+      }
+    }
+    if (worker->index() != 0) continue;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - epochStart).count();
+    FlatAccess access(model, const_cast<float*>(worker->params().data()), nullptr);
+    int64_t correct = 0;
+    for (size_t b = 0; b < s.test.labels.size(); b += 500) {
+      const size_t end = std::min(s.test.labels.size(), b + 500);
+      Tensor logits;
+      CHORUS_TRY(model.forward(s.test.images.rowsSlice(b, end), access, &logits));
+      const std::vector<int> testLabels(s.test.labels.begin() + static_cast<long>(b),
+                                        s.test.labels.begin() + static_cast<long>(end));
+      correct += softmaxCrossEntropy(logits, testLabels, nullptr).correct;
+    }
+    const param_server::WorkerStats st = worker->stats();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    printf(
+        "%-6s epoch %d/%d  worker 0: loss %.4f  test accuracy %.2f%%  %.1f s  %.0f samples/s (all workers); "
+        "staleness of its steps:",
+        label.c_str(), epoch + 1, o.epochs, epochLoss / static_cast<double>(steps),
+        100.0 * static_cast<double>(correct) / static_cast<double>(s.test.labels.size()), seconds,
+        static_cast<double>(steps * o.batch) / seconds);
+    for (size_t d = 0; d < st.staleness.size(); ++d) printf(" %zu:%ld", d, st.staleness[d]);
+    printf("\n");
+    fflush(stdout);
+  }
+  return worker->finish();
+}
+
 Status runRank(Communicator& world, Shared& s) {
   const Options& o = s.opt;
   if (o.mode == "pp") return runPipelineRank(world, s);
+  if (o.mode == "ps") return runParamServerRank(world, s);
   if (o.slowRank >= 0 || o.balance) return runBalancedRank(world, s);
   const bool tp = o.mode == "tp", moe = o.mode == "moe";
   RankGrid grid;

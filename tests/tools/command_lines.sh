@@ -33,7 +33,10 @@ expect_refused "invalid size specified for 'maxbytes'" "$perf" -e 1X
 expect_refused "invalid value 'x' for -T" "$perf" -T x
 expect_refused "unexpected argument 'extra'" "$perf" -b 8 extra
 expect_refused "--lr needs a positive number, not 'fast'" "$build/tools/chorus-train" --lr fast
-expect_refused "--mode 'ps' is not one of" "$build/tools/chorus-train" --mode ps
+expect_refused "--mode 'px' is not one of" "$build/tools/chorus-train" --mode px
+expect_refused "parameter server sync 'lazy' is not bsp, asp or ssp" "$build/tools/chorus-train" --mode ps --sync lazy
+expect_refused "--servers must be at least 1 and below --ranks" "$build/tools/chorus-train" --mode ps --servers 4
+expect_refused "--replicate on needs --servers 2" "$build/tools/chorus-train" --mode ps --replicate on
 expect_refused "--micro-batches must be between 1 and the batch size" "$build/tools/chorus-train" --mode pp \
   --micro-batches 65
 expect_refused "unknown pipeline schedule 'zb-v'" "$build/tools/chorus-train" --mode pp --schedule zb-v
