@@ -274,6 +274,22 @@ Status evaluate(Communicator& world, Trainer& trainer, Shared& s, bool replicate
   return Status::ok();
 }
 
+// Test accuracy of one whole copy of the parameters, in this thread.
+Status testAccuracy(Sequential& model, const float* params, const Shared& s, double* accuracy) {
+  FlatAccess access(model, const_cast<float*>(params), nullptr);
+  int64_t correct = 0;
+  for (size_t b = 0; b < s.test.labels.size(); b += 500) {
+    const size_t end = std::min(s.test.labels.size(), b + 500);
+    Tensor logits;
+    CHORUS_TRY(model.forward(s.test.images.rowsSlice(b, end), access, &logits));
+    const std::vector<int> labels(s.test.labels.begin() + static_cast<long>(b),
+                                  s.test.labels.begin() + static_cast<long>(end));
+    correct += softmaxCrossEntropy(logits, labels, nullptr).correct;
+  }
+  *accuracy = static_cast<double>(correct) / static_cast<double>(s.test.labels.size());
+  return Status::ok();
+}
+
 // The epoch's shuffle, the same on every rank.
 void shuffle(const Options& o, int epoch, std::vector<size_t>* order) {
   std::iota(order->begin(), order->end(), 0);
@@ -338,19 +354,10 @@ Status runPipelineRank(Communicator& world, Shared& s) {
     CHORUS_TRY(pipe->gatherParams(&params));
     if (world.rank() == 0) {
       Sequential model = makeMlp(widths);
-      FlatAccess access(model, params.data(), nullptr);
-      int64_t correct = 0;
-      for (size_t b = 0; b < s.test.labels.size(); b += 500) {
-        const size_t end = std::min(s.test.labels.size(), b + 500);
-        Tensor logits;
-        CHORUS_TRY(model.forward(s.test.images.rowsSlice(b, end), access, &logits));
-        const std::vector<int> testLabels(s.test.labels.begin() + static_cast<long>(b),
-                                          s.test.labels.begin() + static_cast<long>(end));
-        correct += softmaxCrossEntropy(logits, testLabels, nullptr).correct;
-      }
+      double accuracy = 0;
+      CHORUS_TRY(testAccuracy(model, params.data(), s, &accuracy));
       printf("%-6s epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.1f s  %s, %d micro-batches, stages at layers",
-             o.mode.c_str(), epoch + 1, o.epochs, epochLoss / static_cast<double>(steps),
-             100.0 * static_cast<double>(correct) / static_cast<double>(s.test.labels.size()), seconds,
+             o.mode.c_str(), epoch + 1, o.epochs, epochLoss / static_cast<double>(steps), 100.0 * accuracy, seconds,
              o.schedule.c_str(), o.microBatches);
       for (int start : pipe->stageStarts()) printf(" %d", start);
       printf(";  mean idle share %.2f; per step on rank 0: payload %llu B, wire %llu B\n",
@@ -470,23 +477,14 @@ Status runParamServerRank(Communicator& world, Shared& s) {
     }
     if (worker->index() != 0) continue;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - epochStart).count();
-    FlatAccess access(model, const_cast<float*>(worker->params().data()), nullptr);
-    int64_t correct = 0;
-    for (size_t b = 0; b < s.test.labels.size(); b += 500) {
-      const size_t end = std::min(s.test.labels.size(), b + 500);
-      Tensor logits;
-      CHORUS_TRY(model.forward(s.test.images.rowsSlice(b, end), access, &logits));
-      const std::vector<int> testLabels(s.test.labels.begin() + static_cast<long>(b),
-                                        s.test.labels.begin() + static_cast<long>(end));
-      correct += softmaxCrossEntropy(logits, testLabels, nullptr).correct;
-    }
+    double accuracy = 0;
+    CHORUS_TRY(testAccuracy(model, worker->params().data(), s, &accuracy));
     const param_server::WorkerStats st = worker->stats();
     std::lock_guard<std::mutex> lock(s.mutex);
     printf(
         "%-6s epoch %d/%d  worker 0: loss %.4f  test accuracy %.2f%%  %.1f s  %.0f samples/s (all workers); "
         "staleness of its steps:",
-        label.c_str(), epoch + 1, o.epochs, epochLoss / static_cast<double>(steps),
-        100.0 * static_cast<double>(correct) / static_cast<double>(s.test.labels.size()), seconds,
+        label.c_str(), epoch + 1, o.epochs, epochLoss / static_cast<double>(steps), 100.0 * accuracy, seconds,
         static_cast<double>(steps * o.batch) / seconds);
     for (size_t d = 0; d < st.staleness.size(); ++d) printf(" %zu:%ld", d, st.staleness[d]);
     printf("\n");
