@@ -4,6 +4,7 @@
 #include "server.hpp"
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -13,6 +14,8 @@
 namespace chorus::training::param_server {
 
 namespace {
+
+constexpr size_t kAnswersInFlight = 4;  // per worker: enough to keep its pull link busy
 
 class ServerImpl : public Server {
  public:
@@ -71,13 +74,30 @@ class ServerImpl : public Server {
     const int me = comm_.rank(), peer = linkRank(me, w);
     Communicator& in = *links_.workers.at({w, me});
     Communicator& out = *links_.workers.at({me, w});
-    std::vector<float> gradient(layout_.chunkElements), params(layout_.chunkElements);
+    std::vector<float> gradient(layout_.chunkElements);
+    // Answers go out asynchronously, so the next push is taken in while one goes back (the link is full duplex).
+    struct Answer {
+      Header header;
+      std::vector<float> params;
+      Request sentHeader, sentParams;
+    };
+    std::deque<Answer> sending;
+    auto reap = [&](size_t keep) {
+      Status st;
+      while (sending.size() > keep) {
+        Status a = sending.front().sentHeader.wait(), b = sending.front().sentParams.wait();
+        if (st.isOk()) st = !a.isOk() ? a : b;
+        sending.pop_front();
+      }
+      return st;
+    };
     for (;;) {
       Header h;
       Status st = recvHeader(in, &h, peer);
       if (st.isOk() && h.kind == Kind::kDone) {
         for (auto& [range, shard] : shards_) shard->workerDone(w);
-        return Status::ok();
+        st = reap(0);
+        return st.isOk() ? st : workerFailed(w, st);
       }
       const auto found = shards_.find(static_cast<int>(h.range));
       if (st.isOk() && (h.kind != Kind::kPush || found == shards_.end() || h.chunk < 0 ||
@@ -89,24 +109,27 @@ class ServerImpl : public Server {
       const int range = static_cast<int>(h.range), chunk = static_cast<int>(h.chunk);
       const size_t n = st.isOk() ? layout_.chunkSize(range, chunk) : 0;
       if (st.isOk()) st = in.recv(gradient.data(), n, DataType::kFloat32, peer);
+      if (st.isOk()) st = reap(kAnswersInFlight);
       if (!st.isOk()) {
+        (void)reap(0);
         return workerFailed(w, st);
       }
       if (range == replicaOf_) promoted_ = true;  // the primary died: its workers came here
-      Header answer{Kind::kParams, range, chunk, h.clock};
-      const Status pushed = found->second->push(w, chunk, h.clock, gradient.data(), params.data(), &answer.aux);
+      Answer& answer = sending.emplace_back();
+      answer.header = Header{Kind::kParams, range, chunk, h.clock};
+      answer.params.resize(n);
+      const Status pushed =
+          found->second->push(w, chunk, h.clock, gradient.data(), answer.params.data(), &answer.header.aux);
       if (!pushed.isOk()) {
         // The job failed (a worker died, or the step timed out): the worker learns it and ends its links with this
         // server, so this thread stops serving it.
-        answer.kind = Kind::kError;
-        answer.aux = static_cast<int64_t>(pushed.code());
-        answer.worker = failedWorker_;
-        (void)sendHeader(out, answer, peer);
+        answer.header = Header{Kind::kError, range, chunk, h.clock, failedWorker_, static_cast<int64_t>(pushed.code())};
+        answer.sentHeader = out.sendAsync(&answer.header, sizeof answer.header, DataType::kUint8, peer);
+        (void)reap(0);
         return pushed;
       }
-      st = sendHeader(out, answer, peer);
-      if (st.isOk()) st = out.send(params.data(), n, DataType::kFloat32, peer);
-      if (!st.isOk()) return workerFailed(w, st);
+      answer.sentHeader = out.sendAsync(&answer.header, sizeof answer.header, DataType::kUint8, peer);
+      answer.sentParams = out.sendAsync(answer.params.data(), n, DataType::kFloat32, peer);
     }
   }
 
