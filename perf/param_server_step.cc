@@ -4,7 +4,8 @@
 // last S ranks serving; the workers' ring runs on a communicator of the workers alone. Repeats alternate the two.
 //
 //   tests/netns/cluster --hosts W+S --ranks-per-host 1 --rate 1gbit -- \
-//       build/perf/param_server_step --servers S [--bytes M] [--steps N] [--repeats R] [--rate-mbit B]
+//       build/perf/param_server_step --servers S [--bytes M] [--chunk-bytes C] [--steps N] [--repeats R]
+//                                    [--rate-mbit B]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,7 +25,7 @@ namespace {
 
 struct Options {
   int servers = 1, steps = 5, repeats = 3;
-  size_t bytes = 16u << 20;
+  size_t bytes = 16u << 20, chunkBytes = 1u << 20;
   double rateMbit = 1000;
 };
 
@@ -48,7 +49,8 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       printf(
-          "usage: param_server_step --servers S [--bytes M] [--steps N] [--repeats R] [--rate-mbit B]\n"
+          "usage: param_server_step --servers S [--bytes M] [--chunk-bytes C] [--steps N] [--repeats R]\n"
+          "                         [--rate-mbit B]\n"
           "Step time of a parameter server (the last S ranks serve) against ring AllReduce among the workers,\n"
           "beside the bandwidth model for links of B Mbit/s. Launch it with torchrun-style variables, e.g.\n"
           "example: tests/netns/cluster --hosts 6 --ranks-per-host 1 -- param_server_step --servers 2\n");
@@ -63,6 +65,8 @@ int main(int argc, char** argv) {
       o.servers = atoi(v);
     else if (a == "--bytes")
       o.bytes = strtoull(v, nullptr, 10);
+    else if (a == "--chunk-bytes")
+      o.chunkBytes = strtoull(v, nullptr, 10);
     else if (a == "--steps")
       o.steps = atoi(v);
     else if (a == "--repeats")
@@ -93,6 +97,7 @@ int main(int argc, char** argv) {
   std::vector<float> gradients(count, 1.0f);
   param_server::ParamServerConfig config;
   config.servers = o.servers;
+  config.chunkBytes = o.chunkBytes;
   config.optimizer.kind = "sgd";
   config.optimizer.lr = 0;  // the servers' update costs a pass over the chunk, not the optimizer's arithmetic
   std::vector<double> ringTimes, psTimes;
@@ -123,8 +128,10 @@ int main(int argc, char** argv) {
     const double m = static_cast<double>(count * sizeof(float)), bytesPerSecond = o.rateMbit * 1e6 / 8;
     const double ringModel = 2.0 * (workers - 1) / workers * m / bytesPerSecond;
     const double psModel = std::max(m, workers * m / o.servers) / bytesPerSecond;
-    printf("# W=%d workers, S=%d servers, M=%zu B, links %.0f Mbit/s, %d steps x %d repeats (medians)\n", workers,
-           o.servers, count * sizeof(float), o.rateMbit, o.steps, o.repeats);
+    printf(
+        "# W=%d workers, S=%d servers, M=%zu B in %zu-byte chunks, links %.0f Mbit/s, %d steps x %d repeats "
+        "(medians)\n",
+        workers, o.servers, count * sizeof(float), o.chunkBytes, o.rateMbit, o.steps, o.repeats);
     printf("%-22s %10s %10s %8s\n", "", "measured", "model", "ratio");
     printf("%-22s %9.1fms %9.1fms %8.2f\n", "ring AllReduce", 1e3 * median(ringTimes), 1e3 * ringModel,
            median(ringTimes) / ringModel);

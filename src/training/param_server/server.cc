@@ -3,6 +3,7 @@
 // push to that replica instead.
 #include "server.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <map>
@@ -15,14 +16,13 @@ namespace chorus::training::param_server {
 
 namespace {
 
-constexpr size_t kAnswersInFlight = 4;  // per worker: enough to keep its pull link busy
-
 class ServerImpl : public Server {
  public:
   ServerImpl(Communicator& comm, const KeyLayout& layout, const ParamServerConfig& config, ServerLinks links,
              const float* initial)
       : comm_(comm), layout_(layout), config_(config), links_(std::move(links)), index_(comm.rank() - layout.workers) {
     shards_[index_] = std::make_unique<Shard>(layout, index_, config, initial);
+    forwarding_ = Message(layout.chunkElements);
     if (config.replicate) {
       replicaOf_ = (index_ + layout.servers - 1) % layout.servers;
       shards_[replicaOf_] = std::make_unique<Shard>(layout, replicaOf_, config, initial);
@@ -44,7 +44,8 @@ class ServerImpl : public Server {
     if (config_.replicate) {
       // The backup's replica thread stops at this (a dead backup cannot take it, and needs nothing).
       const int backup = layout_.serverRank(layout_.backupOf(index_));
-      (void)sendHeader(*links_.chain.at({comm_.rank(), backup}), Header{Kind::kDone}, linkRank(comm_.rank(), backup));
+      forwarding_.setHeader(Header{Kind::kDone});
+      (void)forwarding_.sendAsync(*links_.chain.at({comm_.rank(), backup}), linkRank(comm_.rank(), backup)).wait();
       replicaThread.join();
     }
     {
@@ -74,30 +75,54 @@ class ServerImpl : public Server {
     const int me = comm_.rank(), peer = linkRank(me, w);
     Communicator& in = *links_.workers.at({w, me});
     Communicator& out = *links_.workers.at({me, w});
-    std::vector<float> gradient(layout_.chunkElements);
-    // Answers go out asynchronously, so the next push is taken in while one goes back (the link is full duplex).
-    struct Answer {
-      Header header;
-      std::vector<float> params;
-      Request sentHeader, sentParams;
+    // Receives stay posted ahead of the worker's pushes, and answers go out while the next push comes in.
+    struct Transfer {
+      Message message;
+      Request request;
     };
-    std::deque<Answer> sending;
-    auto reap = [&](size_t keep) {
-      Status st;
-      while (sending.size() > keep) {
-        Status a = sending.front().sentHeader.wait(), b = sending.front().sentParams.wait();
-        if (st.isOk()) st = !a.isOk() ? a : b;
-        sending.pop_front();
+    std::deque<Transfer> incoming, answers;
+    std::vector<Message> spare;  // buffers of finished transfers, reused
+    auto take = [&](std::deque<Transfer>& transfers) -> Transfer& {
+      Transfer& t = transfers.emplace_back();
+      if (spare.empty()) {
+        t.message = Message(layout_.chunkElements);
+      } else {
+        t.message = std::move(spare.back());
+        spare.pop_back();
       }
-      return st;
+      return t;
     };
+    auto post = [&] {
+      Transfer& t = take(incoming);
+      t.request = t.message.recvAsync(in, peer);
+    };
+    auto settle = [&](std::deque<Transfer>& transfers, size_t keep) {
+      Status first;
+      for (; transfers.size() > keep; transfers.pop_front()) {
+        Status st = transfers.front().request.wait();
+        if (first.isOk()) first = st;
+        spare.push_back(std::move(transfers.front().message));
+      }
+      return first;
+    };
+    // Leaving on a failure: the links with this worker end, and with them what is still posted or queued on them.
+    auto leave = [&](const Status& why) {
+      in.abort();
+      out.abort();
+      (void)settle(incoming, 0);
+      (void)settle(answers, 0);
+      return why;
+    };
+    for (int i = 0; i < kPostedAhead; ++i) post();
     for (;;) {
-      Header h;
-      Status st = recvHeader(in, &h, peer);
+      Status st = incoming.front().request.wait();
+      const Message& push = incoming.front().message;
+      const Header h = push.header();
       if (st.isOk() && h.kind == Kind::kDone) {
+        st = settle(incoming, 0);  // the worker sent one kDone for each posted receive
+        if (st.isOk()) st = settle(answers, 0);
         for (auto& [range, shard] : shards_) shard->workerDone(w);
-        st = reap(0);
-        return st.isOk() ? st : workerFailed(w, st);
+        return st.isOk() ? st : leave(workerFailed(w, st));
       }
       const auto found = shards_.find(static_cast<int>(h.range));
       if (st.isOk() && (h.kind != Kind::kPush || found == shards_.end() || h.chunk < 0 ||
@@ -106,30 +131,27 @@ class ServerImpl : public Server {
                           std::to_string(static_cast<int64_t>(h.kind)) + ", range " + std::to_string(h.range) +
                           ", chunk " + std::to_string(h.chunk) + ")");
       }
+      if (st.isOk()) st = settle(answers, kPostedAhead);
+      if (!st.isOk()) return leave(workerFailed(w, st));
       const int range = static_cast<int>(h.range), chunk = static_cast<int>(h.chunk);
-      const size_t n = st.isOk() ? layout_.chunkSize(range, chunk) : 0;
-      if (st.isOk()) st = in.recv(gradient.data(), n, DataType::kFloat32, peer);
-      if (st.isOk()) st = reap(kAnswersInFlight);
-      if (!st.isOk()) {
-        (void)reap(0);
-        return workerFailed(w, st);
-      }
       if (range == replicaOf_) promoted_ = true;  // the primary died: its workers came here
-      Answer& answer = sending.emplace_back();
-      answer.header = Header{Kind::kParams, range, chunk, h.clock};
-      answer.params.resize(n);
+      Transfer& answer = take(answers);
+      Header reply{Kind::kParams, range, chunk, h.clock};
       const Status pushed =
-          found->second->push(w, chunk, h.clock, gradient.data(), answer.params.data(), &answer.header.aux);
+          found->second->push(w, chunk, h.clock, push.payload(), answer.message.payload(), &reply.aux);
       if (!pushed.isOk()) {
-        // The job failed (a worker died, or the step timed out): the worker learns it and ends its links with this
-        // server, so this thread stops serving it.
-        answer.header = Header{Kind::kError, range, chunk, h.clock, failedWorker_, static_cast<int64_t>(pushed.code())};
-        answer.sentHeader = out.sendAsync(&answer.header, sizeof answer.header, DataType::kUint8, peer);
-        (void)reap(0);
-        return pushed;
+        // The job failed (a worker died, or the step timed out): the worker learns it from this answer.
+        reply = Header{Kind::kError, range, chunk, h.clock, failedWorker_, static_cast<int64_t>(pushed.code())};
       }
-      answer.sentHeader = out.sendAsync(&answer.header, sizeof answer.header, DataType::kUint8, peer);
-      answer.sentParams = out.sendAsync(answer.params.data(), n, DataType::kFloat32, peer);
+      answer.message.setHeader(reply);
+      answer.request = answer.message.sendAsync(out, peer);
+      if (!pushed.isOk()) {
+        (void)answer.request.wait();
+        return leave(pushed);
+      }
+      spare.push_back(std::move(incoming.front().message));
+      incoming.pop_front();
+      post();
     }
   }
 
@@ -148,9 +170,9 @@ class ServerImpl : public Server {
   // Chain replication, the primary's side: the update goes to the backup, which answers once it applied it.
   Status forward(int chunk, long clock, int worker, const float* update, size_t n) {
     const int me = comm_.rank(), backup = layout_.serverRank(layout_.backupOf(index_)), peer = linkRank(me, backup);
-    Communicator& out = *links_.chain.at({me, backup});
-    CHORUS_TRY(sendHeader(out, Header{Kind::kForward, index_, chunk, clock, worker}, peer));
-    CHORUS_TRY(out.send(update, n, DataType::kFloat32, peer));
+    forwarding_.setHeader(Header{Kind::kForward, index_, chunk, clock, worker});
+    std::copy_n(update, n, forwarding_.payload());
+    CHORUS_TRY(forwarding_.sendAsync(*links_.chain.at({me, backup}), peer).wait());
     Header ack;
     CHORUS_TRY(recvHeader(*links_.acks.at({backup, me}), &ack, peer));
     if (ack.kind != Kind::kAck) return internalError("parameter server: the backup answered a forward with no ack");
@@ -164,17 +186,15 @@ class ServerImpl : public Server {
     Communicator& in = *links_.chain.at({primary, me});
     Communicator& acks = *links_.acks.at({me, primary});
     Shard& replica = *shards_.at(replicaOf_);
-    std::vector<float> update(layout_.chunkElements);
+    Message forward(layout_.chunkElements);
     for (;;) {
-      Header h;
-      if (!recvHeader(in, &h, peer).isOk()) break;
+      if (!forward.recvAsync(in, peer).wait().isOk()) break;
+      const Header h = forward.header();
       if (h.kind == Kind::kDone) return Status::ok();
       if (h.kind != Kind::kForward || h.range != replicaOf_ || h.chunk < 0 || h.chunk >= layout_.chunks(replicaOf_))
         return internalError("parameter server: the primary of range " + std::to_string(replicaOf_) +
                              " sent a message that is not a forward");
-      const int chunk = static_cast<int>(h.chunk);
-      if (!in.recv(update.data(), layout_.chunkSize(replicaOf_, chunk), DataType::kFloat32, peer).isOk()) break;
-      replica.applyForwarded(chunk, h.clock, static_cast<int>(h.worker), update.data());
+      replica.applyForwarded(static_cast<int>(h.chunk), h.clock, static_cast<int>(h.worker), forward.payload());
       if (!sendHeader(acks, Header{Kind::kAck, h.range, h.chunk, h.clock}, peer).isOk()) break;
     }
     promoted_ = true;
@@ -193,6 +213,7 @@ class ServerImpl : public Server {
   std::mutex failureMutex_;
   Status failure_;  // the first worker's failure: the cause the others' errors follow from
   std::atomic<int> failedWorker_{-1};
+  Message forwarding_;  // the primary's forward to its backup (sent under its shard's lock, one at a time)
 };
 
 }  // namespace

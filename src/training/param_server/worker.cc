@@ -25,6 +25,8 @@ class WorkerImpl : public Worker {
     grads_.assign(layout.params, 0.0f);
     for (int r = 0; r < layout.servers; ++r) servedBy_.push_back(r);
     dead_.assign(layout.servers, false);
+    pushes_.resize(layout.servers);
+    answers_.resize(layout.servers);
   }
 
   Status forwardBackward(const Tensor& x, const std::vector<int>& labels, LossResult* result) override {
@@ -77,10 +79,18 @@ class WorkerImpl : public Worker {
     if (finished_) return Status::ok();
     finished_ = true;
     Status first;
+    Message done(layout_.chunkElements);
+    done.setHeader(Header{Kind::kDone});
     for (int s = 0; s < layout_.servers; ++s) {
       if (dead_[s]) continue;
       const int server = layout_.serverRank(s);
-      Status st = sendHeader(*links_.at({comm_.rank(), server}), Header{Kind::kDone}, linkRank(comm_.rank(), server));
+      std::vector<Request> sends;  // one for each receive the server keeps posted
+      for (int i = 0; i < kPostedAhead; ++i) sends.push_back(done.sendAsync(out(s), linkRank(comm_.rank(), server)));
+      Status st;
+      for (Request& send : sends) {
+        Status sentOne = send.wait();
+        if (st.isOk()) st = sentOne;
+      }
       if (first.isOk() && !st.isOk())
         first = st.withContext("parameter server worker: telling server " + std::to_string(s) + " it finished");
     }
@@ -100,55 +110,63 @@ class WorkerImpl : public Worker {
   int workers() const override { return layout_.workers; }
 
  private:
-  // One step's pushes of `ranges` to server `s` and their answers. A worker's pushes and the server's answers keep
-  // their order on their links, so the answers come in the order of the pushes.
-  // *linkFailed: the links to the server failed (it died, or they closed), not the server's answer.
+  // One step's pushes of `ranges` to server `s` and their answers, every receive posted before the first push goes.
+  // A worker's pushes and the server's answers keep their order on their links, so the answers come in the order of
+  // the pushes. *linkFailed: the links to the server failed (it died, or they closed), not the server's answer.
   Status exchange(int s, const std::vector<int>& ranges, long* slowest, char* linkFailed) {
     const int me = comm_.rank(), server = layout_.serverRank(s), peer = linkRank(me, server);
-    Communicator& out = *links_.at({me, server});
-    Communicator& in = *links_.at({server, me});
-    std::vector<Header> headers;
+    std::vector<Message>& pushes = pushes_[s];
+    std::vector<Message>& answers = answers_[s];
+    std::vector<Header> sent;
     for (int r : ranges)
-      for (int c = 0; c < layout_.chunks(r); ++c) headers.push_back({Kind::kPush, r, c, clock_, me});
-    std::vector<Request> sends;
-    for (const Header& h : headers) {
-      const int r = static_cast<int>(h.range), c = static_cast<int>(h.chunk);
-      sends.push_back(out.sendAsync(&h, sizeof h, DataType::kUint8, peer));
-      sends.push_back(out.sendAsync(grads_.data() + layout_.rangeBegin(r) + layout_.chunkOffset(c),
-                                    layout_.chunkSize(r, c), DataType::kFloat32, peer));
+      for (int c = 0; c < layout_.chunks(r); ++c) sent.push_back({Kind::kPush, r, c, clock_, me});
+    while (pushes.size() < sent.size()) pushes.emplace_back(layout_.chunkElements);
+    while (answers.size() < sent.size()) answers.emplace_back(layout_.chunkElements);
+    std::vector<Request> received, sends;
+    for (size_t i = 0; i < sent.size(); ++i) received.push_back(answers[i].recvAsync(in(s), peer));
+    for (size_t i = 0; i < sent.size(); ++i) {
+      const int r = static_cast<int>(sent[i].range), c = static_cast<int>(sent[i].chunk);
+      pushes[i].setHeader(sent[i]);
+      std::copy_n(grads_.data() + layout_.rangeBegin(r) + layout_.chunkOffset(c), layout_.chunkSize(r, c),
+                  pushes[i].payload());
+      sends.push_back(pushes[i].sendAsync(out(s), peer));
     }
     Status st;
-    for (const Header& h : headers) {
-      Header answer;
-      st = recvHeader(in, &answer, peer);
+    for (size_t i = 0; i < sent.size() && st.isOk(); ++i) {
+      st = received[i].wait();
       *linkFailed = !st.isOk();
-      if (st.isOk() && answer.kind == Kind::kError) {
+      if (!st.isOk()) break;
+      const Header answer = answers[i].header();
+      if (answer.kind == Kind::kError) {
         st = Status(static_cast<ErrorCode>(answer.aux),
                     "parameter server rank " + std::to_string(server) + " refused this worker's push of step " +
                         std::to_string(clock_) + " (" +
                         (answer.worker >= 0 ? "worker " + std::to_string(answer.worker) + " failed"
                                             : std::string("its log names the cause")) +
                         ")");
-        // The job failed: the server stops taking this worker's pushes, so the ones still queued end here.
-        out.abort();
-        in.abort();
-      } else if (st.isOk() && (answer.kind != Kind::kParams || answer.range != h.range || answer.chunk != h.chunk)) {
+        // The job failed: the server stops taking this worker's pushes, so what is still queued ends here.
+        out(s).abort();
+        in(s).abort();
+      } else if (answer.kind != Kind::kParams || answer.range != sent[i].range || answer.chunk != sent[i].chunk) {
         st = internalError("parameter server rank " + std::to_string(server) + " answered out of order");
+      } else {
+        const int r = static_cast<int>(answer.range), c = static_cast<int>(answer.chunk);
+        std::copy_n(answers[i].payload(), layout_.chunkSize(r, c),
+                    params_.data() + layout_.rangeBegin(r) + layout_.chunkOffset(c));
+        *slowest = std::min(*slowest, answer.aux);
       }
-      if (!st.isOk()) break;
-      const int r = static_cast<int>(h.range), c = static_cast<int>(h.chunk);
-      st = in.recv(params_.data() + layout_.rangeBegin(r) + layout_.chunkOffset(c), layout_.chunkSize(r, c),
-                   DataType::kFloat32, peer);
-      *linkFailed = !st.isOk();
-      if (!st.isOk()) break;
-      *slowest = std::min(*slowest, answer.aux);
     }
+    for (Request& r : received) (void)r.wait();
     for (Request& send : sends) {
-      Status sent = send.wait();
-      if (st.isOk() && !sent.isOk()) st = sent, *linkFailed = 1;
+      Status done = send.wait();
+      if (st.isOk() && !done.isOk()) st = done, *linkFailed = 1;
     }
     return st;
   }
+
+  // The links to and from server s.
+  Communicator& out(int s) { return *links_.at({comm_.rank(), layout_.serverRank(s)}); }
+  Communicator& in(int s) { return *links_.at({layout_.serverRank(s), comm_.rank()}); }
 
   // Server s failed `why`: its ranges go to their backups, or the step ends in an error naming it.
   Status failOver(int s, const Status& why, const std::vector<int>& ranges, std::vector<int>* retry) {
@@ -177,6 +195,7 @@ class WorkerImpl : public Worker {
   std::vector<float> params_, grads_;
   std::vector<int> servedBy_;  // range -> the server that serves it
   std::vector<bool> dead_;
+  std::vector<std::vector<Message>> pushes_, answers_;  // per server: one step's messages, kept between steps
   long clock_ = 0;
   bool finished_ = false;
   std::vector<long> staleness_;
