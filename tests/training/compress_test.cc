@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "chorus/training/data_parallel.hpp"
+#include "chorus/training/random.hpp"
 #include "training/fixtures.hpp"
 #include "training/ranks.hpp"
 
@@ -258,6 +259,94 @@ TEST(MixedPrecision, Bf16ComputeStaysCloseToFp32) {
             "");
   EXPECT_EQ(chorus::testing::closeTo(bf16, fp32, 0.0f, 0.01f * kSteps), "");
   EXPECT_NE(chorus::testing::sameBits(bf16, fp32), "");  // the rounded copy did make a difference
+}
+
+// PowerSGD: each rank's inputs, step after step, through the codec on `ranks` ranks; returns rank 0's outputs.
+std::vector<std::vector<float>> powerSgdSums(const std::string& spec,
+                                             const std::vector<std::vector<std::vector<float>>>& inputs) {
+  const int ranks = static_cast<int>(inputs.size());
+  std::vector<std::vector<float>> outputs;
+  EXPECT_EQ(onRanks(ranks, RankKind::kThreads,
+                    [&](Communicator& comm) -> std::string {
+                      std::unique_ptr<GradientCodec> codec;
+                      if (Status st = makeCodec(spec, &codec); !st.isOk()) return st.message();
+                      for (const std::vector<float>& in : inputs[comm.rank()]) {
+                        std::vector<float> g = in;
+                        if (Status st = codec->start(comm, 0, g.data(), g.size()).wait(); !st.isOk())
+                          return st.message();
+                        if (Status st = codec->finish(0, g.data(), g.size()); !st.isOk()) return st.message();
+                        if (comm.rank() == 0) outputs.push_back(g);
+                      }
+                      return "";
+                    }),
+            "");
+  return outputs;
+}
+
+// a u v^T + b w z^T as a 12 x 12 bucket (144 entries: PowerSGD reads it as that matrix).
+std::vector<float> rankTwo(float a, float b) {
+  std::vector<float> m(144);
+  for (int i = 0; i < 12; ++i)
+    for (int j = 0; j < 12; ++j)
+      m[i * 12 + j] = a * static_cast<float>(i - 5) * static_cast<float>(j % 5 + 1) +
+                      b * static_cast<float>(i % 3) * static_cast<float>(7 - j);
+  return m;
+}
+
+TEST(PowerSgd, RecoversASumOfItsRankWithinRounding) {
+  // Three ranks whose sum has rank 1 (r = 1) or 2 (r = 2): one power iteration finds it.
+  const auto rank1 = powerSgdSums("powersgd:1", {{rankTwo(1, 0)}, {rankTwo(2, 0)}, {rankTwo(-0.5f, 0)}});
+  EXPECT_EQ(chorus::testing::closeTo(rank1.at(0), rankTwo(2.5f, 0), 1e-5f, 1e-5f), "");
+  const auto rank2 = powerSgdSums("powersgd:2", {{rankTwo(1, 3)}, {rankTwo(2, -1)}, {rankTwo(0, 0.5f)}});
+  EXPECT_EQ(chorus::testing::closeTo(rank2.at(0), rankTwo(3, 2.5f), 1e-5f, 1e-5f), "");
+  // Rank 1 cannot hold a rank-2 sum: the measurement can fail.
+  const auto short1 = powerSgdSums("powersgd:1", {{rankTwo(1, 3)}, {rankTwo(2, -1)}, {rankTwo(0, 0.5f)}});
+  EXPECT_NE(chorus::testing::closeTo(short1.at(0), rankTwo(3, 2.5f), 1e-3f, 1e-3f), "");
+}
+
+TEST(PowerSgd, ErrorFeedbackDeliversWhatTheFactorsMissed) {
+  // One rank, a full-rank 12 x 12 gradient once, then zeros: what rank 2 misses comes back step after step.
+  std::vector<float> g(144);
+  Rng rng(5);
+  for (float& x : g) x = static_cast<float>(rng.normal());
+  std::vector<std::vector<float>> steps(60, std::vector<float>(144, 0.0f));
+  steps[0] = g;
+  const auto out = powerSgdSums("powersgd:2", {steps});
+  ASSERT_EQ(out.size(), steps.size());
+  EXPECT_NE(chorus::testing::closeTo(out[0], g, 1e-2f, 1e-2f), "") << "rank 2 sent a full-rank matrix whole";
+  std::vector<float> total(144, 0.0f);
+  for (const auto& o : out)
+    for (size_t i = 0; i < total.size(); ++i) total[i] += o[i];
+  EXPECT_EQ(chorus::testing::closeTo(total, g, 1e-3f, 1e-3f), "");
+}
+
+TEST(PowerSgd, StartsAfterAWarmUpOfWholeSums) {
+  // Rank 1 cannot hold a rank-2 sum, but the first two steps are summed whole.
+  const std::vector<std::vector<float>> a(3, rankTwo(1, 3)), b(3, rankTwo(2, -1));
+  const auto out = powerSgdSums("powersgd:1:2", {a, b});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0], rankTwo(3, 2));
+  EXPECT_EQ(out[1], rankTwo(3, 2));
+  EXPECT_NE(chorus::testing::closeTo(out[2], rankTwo(3, 2), 1e-3f, 1e-3f), "");
+}
+
+TEST(PowerSgd, SmallBucketsAreSummedWhole) {
+  // 4 entries read as 2 x 2: rank-2 factors would be larger than the bucket, so it travels as it is.
+  const auto out = powerSgdSums("powersgd:2", {{{1, 2, 3, 4}}, {{10, 20, 30, 40}}});
+  EXPECT_EQ(out.at(0), (std::vector<float>{11, 22, 33, 44}));
+}
+
+TEST(PowerSgd, TrainsOnFewerWireBytes) {
+  std::unique_ptr<GradientCodec> codec;
+  EXPECT_NE(makeCodec("powersgd:0", &codec).message().find("needs a rank from 1 to 1024"), std::string::npos);
+  EXPECT_NE(makeCodec("powersgd", &codec).message().find("needs a rank from 1 to 1024"), std::string::npos);
+  EXPECT_NE(makeCodec("powersgd:2:x", &codec).message().find("needs a step count"), std::string::npos);
+  uint64_t fp32Wire = 0, powerWire = 0;
+  const auto fp32 = trained("", &fp32Wire), power = trained("powersgd:1", &powerWire);
+  EXPECT_GT(powerWire, 0u);
+  EXPECT_LT(powerWire, fp32Wire);
+  // Adam moves each parameter by about lr a step whatever its gradient: close to fp32 after kSteps steps.
+  EXPECT_EQ(chorus::testing::closeTo(power, fp32, 0.0f, 0.01f * 2 * kSteps), "");
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ namespace chorus::training {
 struct DataParallelConfig {
   size_t bucketCapBytes = 25u << 20;  // PyTorch's default
   OptimizerConfig optimizer;
-  /// How buckets cross the wire (compress/codec.hpp): "" for fp32 AllReduce, "bf16", "fp16", "topk:0.01", ...
+  /// How buckets cross the wire (compress/codec.hpp): "" for fp32 AllReduce, "bf16", "fp16", "topk:0.01", "powersgd:4"
   std::string codec;
   /// Mixed precision: "" (fp32), "bf16" or "fp16". Forward and backward use a copy of the parameters rounded to that
   /// type (the arithmetic stays fp32 on the CPU); the fp32 parameters are the master copy the optimizer updates.

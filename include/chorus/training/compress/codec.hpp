@@ -24,7 +24,8 @@ class GradientCodec {
   virtual Status finish(int bucket, float* g, size_t n) = 0;
 };
 
-/// A codec by its spec: "bf16", "fp16", "topk:<fraction>" (e.g. "topk:0.01"); an error naming the known ones.
+/// A codec by its spec: "bf16", "fp16", "topk:<fraction>" (e.g. "topk:0.01"), "powersgd:<rank>[:<start step>]"; an
+/// error naming the known ones.
 Status makeCodec(const std::string& spec, std::unique_ptr<GradientCodec>* out);
 
 struct CodecRegistration {
