@@ -73,7 +73,7 @@ void usage() {
       "                time after each batch: a measured busy-wait, not a CPU quota)\n"
       "  --balance on|off   dp: split each global batch by measured throughput (default off)\n"
       "  --codec C     compress: data parallelism with buckets sent as bf16, fp16, topk:<fraction> or\n"
-      "                powersgd:<rank>[:<start step>]\n"
+      "                powersgd:<rank>[:<start step>]; with zero1..3: how gradients reach their shards\n"
       "  --sync M      ps: bsp (synchronous), asp (asynchronous) or ssp (bounded staleness) (default bsp)\n"
       "  --servers S   ps: the last S of the N ranks serve, the others work; the batch splits over the\n"
       "                workers (default 1)\n"
@@ -185,8 +185,11 @@ std::string parse(int argc, char** argv, Options* o) {
     if (o->epochs < 1) return "--epochs must be at least 1";
     return "";
   }
-  if ((o->mode == "compress") != !o->codec.empty()) return "--codec goes with --mode compress, which needs it";
-  if (o->mode == "compress") {
+  const bool zero = o->mode.rfind("zero", 0) == 0;
+  if (o->mode == "compress" && o->codec.empty()) return "--mode compress needs --codec";
+  if (!o->codec.empty() && o->mode != "compress" && !zero)
+    return "--codec goes with --mode compress, zero1, zero2 or zero3";
+  if (!o->codec.empty()) {
     std::unique_ptr<compress::GradientCodec> codec;
     if (Status st = compress::makeCodec(o->codec, &codec); !st.isOk()) return st.message();
   }
@@ -510,6 +513,7 @@ Status runRank(Communicator& world, Shared& s) {
     ZeroConfig c;
     c.stage = o.mode[4] - '0';
     c.optimizer = optimizer;
+    c.codec = o.codec;
     trainer = std::make_unique<Zero>(world, model, c);
   } else {
     DataParallelConfig c;

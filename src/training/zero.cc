@@ -53,8 +53,10 @@ class Zero::Access : public ParamAccess {
     pending->unit = u;
     pending->addIncoming = z_.microBatches_ > 0;
     float* dest = (pending->addIncoming ? z_.incoming_.data() : z_.shardGrads_.data()) + unit.shardBase;
-    pending->request =
-        z_.comm_.reduceScatterAsync(pending->buffer.data(), dest, unit.shard, DataType::kFloat32, RedOp::sum());
+    pending->dest = dest;
+    pending->request = z_.codec_ ? z_.codec_->startShard(z_.comm_, u, pending->buffer.data(), pending->buffer.size())
+                                 : z_.comm_.reduceScatterAsync(pending->buffer.data(), dest, unit.shard,
+                                                               DataType::kFloat32, RedOp::sum());
     z_.reductions_.push_back(std::move(pending));
     return Status::ok();
   }
@@ -66,6 +68,7 @@ class Zero::Access : public ParamAccess {
 
 Zero::Zero(Communicator& comm, Sequential& model, const ZeroConfig& config)
     : comm_(comm), model_(model), config_(config) {
+  if (!config.codec.empty()) codecStatus_ = compress::makeCodec(config.codec, &codec_);
   const size_t n = static_cast<size_t>(comm.size()), r = static_cast<size_t>(comm.rank());
   unitOfLayer_.assign(model.layers(), -1);
   for (int l = 0; l < model.layers(); ++l) {
@@ -123,6 +126,8 @@ Status Zero::finishReductions() {
   Status first;
   for (auto& p : reductions_) {
     Status st = p->request.wait();
+    if (st.isOk() && codec_)
+      st = codec_->finishShard(p->unit, p->buffer.data(), p->buffer.size(), comm_.rank(), comm_.size(), p->dest);
     if (first.isOk() && !st.isOk()) first = st;
     if (!p->addIncoming) continue;
     const Unit& unit = units_[p->unit];
@@ -133,6 +138,7 @@ Status Zero::finishReductions() {
 }
 
 Status Zero::init(uint64_t seed) {
+  CHORUS_TRY(codecStatus_);
   Checkpoint start;
   start.params.assign(model_.paramCount(), 0.0f);
   if (comm_.rank() == 0) model_.initParams(start.params.data(), seed);
@@ -162,8 +168,15 @@ Status Zero::step() {
     if (config_.stage == 1) {
       float* g = fullGrads_.data() + unit.padded;
       for (size_t i = 0; i < unit.shard * static_cast<size_t>(comm_.size()); ++i) g[i] *= scale;
-      CHORUS_TRY(
-          comm_.reduceScatter(g, shardGrads_.data() + unit.shardBase, unit.shard, DataType::kFloat32, RedOp::sum()));
+      float* shard = shardGrads_.data() + unit.shardBase;
+      if (codec_) {
+        const int u = static_cast<int>(&unit - units_.data());
+        const size_t n = unit.shard * static_cast<size_t>(comm_.size());
+        CHORUS_TRY(codec_->startShard(comm_, u, g, n).wait());
+        CHORUS_TRY(codec_->finishShard(u, g, n, comm_.rank(), comm_.size(), shard));
+      } else {
+        CHORUS_TRY(comm_.reduceScatter(g, shard, unit.shard, DataType::kFloat32, RedOp::sum()));
+      }
     }
     float* params =
         config_.stage < 3 ? fullParams_.data() + unit.padded + unit.first : shardParams_.data() + unit.shardBase;

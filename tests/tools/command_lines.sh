@@ -46,7 +46,7 @@ expect_refused "--slow-rank needs RANK:FACTOR" "$build/tools/chorus-train" --slo
 expect_refused "--slow-rank names rank 9 of 4" "$build/tools/chorus-train" --slow-rank 9:2
 expect_refused "--balance takes on or off" "$build/tools/chorus-train" --balance yes
 expect_refused "--codec goes with --mode compress" "$build/tools/chorus-train" --codec bf16
-expect_refused "--codec goes with --mode compress" "$build/tools/chorus-train" --mode compress
+expect_refused "--mode compress needs --codec" "$build/tools/chorus-train" --mode compress
 expect_refused "unknown gradient codec 'zip'" "$build/tools/chorus-train" --mode compress --codec zip
 expect_refused "--ranks needs a non-negative integer" "$build/tools/chorus-train" --ranks many
 expect_refused "--csv" "$build/tools/chorus-info" --csv abc

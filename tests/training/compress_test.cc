@@ -9,6 +9,7 @@
 
 #include "chorus/training/data_parallel.hpp"
 #include "chorus/training/random.hpp"
+#include "chorus/training/zero.hpp"
 #include "training/fixtures.hpp"
 #include "training/ranks.hpp"
 
@@ -347,6 +348,72 @@ TEST(PowerSgd, TrainsOnFewerWireBytes) {
   EXPECT_LT(powerWire, fp32Wire);
   // Adam moves each parameter by about lr a step whatever its gradient: close to fp32 after kSteps steps.
   EXPECT_EQ(chorus::testing::closeTo(power, fp32, 0.0f, 0.01f * 2 * kSteps), "");
+}
+
+// ZeRO at `stage` with `codec`, kSteps steps on kRanks ranks in deterministic mode: rank 0's gathered parameters and
+// the wire bytes of the steps.
+std::vector<float> trainedZero(int stage, const std::string& codec, uint64_t* wire = nullptr) {
+  std::vector<float> params;
+  EXPECT_EQ(onRanks(kRanks, RankKind::kThreads,
+                    [&](Communicator& comm) -> std::string {
+                      comm.setDeterministic(true);
+                      const auto widths = chorus::testing::primeMlpWidths();
+                      Sequential model = makeMlp(widths);
+                      ZeroConfig config;
+                      config.stage = stage;
+                      config.optimizer = chorus::testing::testOptimizer();
+                      config.codec = codec;
+                      Zero zero(comm, model, config);
+                      if (Status st = zero.init(kInitSeed); !st.isOk()) return st.message();
+                      const uint64_t before = comm.counters().total().wireBytes;
+                      for (int s = 0; s < kSteps; ++s) {
+                        Batch b = makeBatch(s, comm.rank(), kRows, widths.front(), static_cast<int>(widths.back()));
+                        LossResult r;
+                        if (Status st = zero.forwardBackward(b.x, b.labels, &r); !st.isOk()) return st.message();
+                        if (Status st = zero.step(); !st.isOk()) return st.message();
+                      }
+                      const uint64_t bytes = comm.counters().total().wireBytes - before;
+                      Checkpoint ck;
+                      if (Status st = zero.exportCheckpoint(&ck); !st.isOk()) return st.message();
+                      if (comm.rank() == 0) {
+                        params = ck.params;
+                        if (wire) *wire = bytes;
+                      }
+                      return "";
+                    }),
+            "")
+      << "ZeRO-" << stage << " " << codec;
+  return params;
+}
+
+TEST(GradientCodecInZero, TopKOfEverythingGivesTheBitsOfDataParallelism) {
+  const auto want = chorus::testing::referenceDataParallel(chorus::testing::primeMlpWidths(), kRanks, kSteps, 1, kRows);
+  for (int stage : {1, 2, 3}) EXPECT_EQ(chorus::testing::sameBits(trainedZero(stage, "topk:1"), want), "") << stage;
+}
+
+TEST(GradientCodecInZero, Bf16ReduceScattersHalfTheBytes) {
+  for (int stage : {1, 2}) {
+    uint64_t fp32Wire = 0, bf16Wire = 0;
+    const auto fp32 = trainedZero(stage, "", &fp32Wire), bf16 = trainedZero(stage, "bf16", &bf16Wire);
+    EXPECT_EQ(chorus::testing::closeTo(bf16, fp32, 0.0f, 0.01f * 3), "") << stage;
+    // A step is a ReduceScatter and an AllGather of the same shards: bf16 halves the first.
+    EXPECT_EQ(bf16Wire * 4, fp32Wire * 3) << "ZeRO-" << stage << ": bf16 " << bf16Wire << ", fp32 " << fp32Wire;
+  }
+}
+
+TEST(GradientCodecInZero, PowerSgdAndBadCodecs) {
+  const auto fp32 = trainedZero(2, ""), power = trainedZero(2, "powersgd:1");
+  EXPECT_EQ(chorus::testing::closeTo(power, fp32, 0.0f, 0.01f * 2 * kSteps), "");
+  std::string message;
+  EXPECT_NE(onRanks(1, RankKind::kThreads,
+                    [&](Communicator& comm) {
+                      Sequential model = makeMlp(chorus::testing::primeMlpWidths());
+                      ZeroConfig config;
+                      config.codec = "zip";
+                      return Zero(comm, model, config).init(kInitSeed).message();
+                    })
+                .find("unknown gradient codec 'zip'"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "chorus/communicator.hpp"
+#include "chorus/training/compress/codec.hpp"
 #include "chorus/training/optimizer.hpp"
 #include "chorus/training/trainer.hpp"
 
@@ -26,6 +27,10 @@ struct ZeroConfig {
   int stage = 1;
   OptimizerConfig optimizer;
   bool prefetch = true;  // stage 3
+  /// How a unit's gradients reach their shards (compress/codec.hpp): "" for an fp32 ReduceScatter; "bf16" and
+  /// "fp16" reduce-scatter in that type; the others ("topk:f", "powersgd:r") sum the whole unit as in data
+  /// parallelism, each rank keeping its shard, and hold back a whole unit's error per rank.
+  std::string codec;
 };
 
 class Zero : public Trainer {
@@ -72,6 +77,8 @@ class Zero : public Trainer {
   std::vector<float> fullParams_, fullGrads_;  // stages 1-2 / stage 1
   std::vector<float> shardParams_, shardGrads_, incoming_;
   std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<compress::GradientCodec> codec_;
+  Status codecStatus_;
   int microBatches_ = 0;  // since the last step
   // Stage 2 and 3: reductions in flight, with the gradient buffers they read.
   struct PendingReduce {
@@ -79,6 +86,7 @@ class Zero : public Trainer {
     std::vector<float> buffer;
     int unit;
     bool addIncoming;
+    float* dest;  // where the shard of the sum goes
   };
   std::vector<std::unique_ptr<PendingReduce>> reductions_;
   // Stage 3: gathered units and their gathers in flight.

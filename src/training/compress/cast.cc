@@ -52,21 +52,40 @@ class CastCodec : public GradientCodec {
   explicit CastCodec(bool bf16) : bf16_(bf16) {}
   std::string name() const override { return bf16_ ? "bf16" : "fp16"; }
   Request start(Communicator& comm, int bucket, float* g, size_t n) override {
-    if (static_cast<size_t>(bucket) >= staging_.size()) staging_.resize(bucket + 1);
-    std::vector<uint16_t>& s = staging_[bucket];
-    s.resize(n);
-    for (size_t i = 0; i < n; ++i) s[i] = bf16_ ? toBf16(g[i]) : toFp16(g[i]);
-    return comm.allReduceAsync(s.data(), s.data(), n, bf16_ ? DataType::kBfloat16 : DataType::kFloat16, RedOp::sum());
+    std::vector<uint16_t>& s = stage(bucket, g, n);
+    return comm.allReduceAsync(s.data(), s.data(), n, type(), RedOp::sum());
   }
   Status finish(int bucket, float* g, size_t n) override {
     const std::vector<uint16_t>& s = staging_[bucket];
     for (size_t i = 0; i < n; ++i) g[i] = bf16_ ? fromBf16(s[i]) : fromFp16(s[i]);
     return Status::ok();
   }
+  // ZeRO: a ReduceScatter of the narrow type, half the bytes of fp32's.
+  Request startShard(Communicator& comm, int bucket, float* g, size_t n) override {
+    std::vector<uint16_t>& s = stage(bucket, g, n);
+    std::vector<uint16_t>& shard = shards_[bucket];
+    shard.resize(n / static_cast<size_t>(comm.size()));
+    return comm.reduceScatterAsync(s.data(), shard.data(), shard.size(), type(), RedOp::sum());
+  }
+  Status finishShard(int bucket, float*, size_t n, int, int ranks, float* shard) override {
+    const std::vector<uint16_t>& s = shards_[bucket];
+    for (size_t i = 0; i < n / static_cast<size_t>(ranks); ++i) shard[i] = bf16_ ? fromBf16(s[i]) : fromFp16(s[i]);
+    return Status::ok();
+  }
 
  private:
+  DataType type() const { return bf16_ ? DataType::kBfloat16 : DataType::kFloat16; }
+  // The bucket rounded into its staging buffer.
+  std::vector<uint16_t>& stage(int bucket, const float* g, size_t n) {
+    if (static_cast<size_t>(bucket) >= staging_.size()) staging_.resize(bucket + 1), shards_.resize(bucket + 1);
+    std::vector<uint16_t>& s = staging_[bucket];
+    s.resize(n);
+    for (size_t i = 0; i < n; ++i) s[i] = bf16_ ? toBf16(g[i]) : toFp16(g[i]);
+    return s;
+  }
+
   bool bf16_;
-  std::vector<std::vector<uint16_t>> staging_;  // per bucket
+  std::vector<std::vector<uint16_t>> staging_, shards_;  // per bucket: the rounded bucket, its summed shard
 };
 
 Status make(bool bf16, const std::string& argument, std::unique_ptr<GradientCodec>* out) {

@@ -1,5 +1,7 @@
 #include "chorus/training/compress/codec.hpp"
 
+#include <algorithm>
+
 namespace chorus::training::compress {
 
 namespace {
@@ -12,6 +14,13 @@ std::vector<CodecRegistration>& registry() {
 CodecRegistrar::CodecRegistrar(CodecRegistration registration) { registry().push_back(std::move(registration)); }
 
 const std::vector<CodecRegistration>& codecs() { return registry(); }
+
+Status GradientCodec::finishShard(int bucket, float* g, size_t n, int rank, int ranks, float* shard) {
+  CHORUS_TRY(finish(bucket, g, n));
+  const size_t count = n / static_cast<size_t>(ranks);
+  std::copy_n(g + count * static_cast<size_t>(rank), count, shard);
+  return Status::ok();
+}
 
 Status makeCodec(const std::string& spec, std::unique_ptr<GradientCodec>* out) {
   const size_t colon = spec.find(':');

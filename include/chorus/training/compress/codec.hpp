@@ -22,6 +22,13 @@ class GradientCodec {
   virtual Request start(Communicator& comm, int bucket, float* g, size_t n) = 0;
   /// After start()'s Request completed: the sum over the ranks into `g`.
   virtual Status finish(int bucket, float* g, size_t n) = 0;
+
+  /// ZeRO's form: starts summing `g` [n] over `comm` when each rank keeps only its shard of the sum, elements
+  /// [rank n / ranks, (rank + 1) n / ranks) (n a multiple of the rank count). `g` must stay untouched until
+  /// finishShard(). By default the whole sum, as start(); a codec whose sum can be scattered overrides both.
+  virtual Request startShard(Communicator& comm, int bucket, float* g, size_t n) { return start(comm, bucket, g, n); }
+  /// After startShard()'s Request completed: this rank's shard of the sum into `shard` [n / ranks].
+  virtual Status finishShard(int bucket, float* g, size_t n, int rank, int ranks, float* shard);
 };
 
 /// A codec by its spec: "bf16", "fp16", "topk:<fraction>" (e.g. "topk:0.01"), "powersgd:<rank>[:<start step>]"; an
