@@ -2,7 +2,7 @@
 // the bucket exchange) of the demo MLP with each codec, and the wire bytes the communicator counted. Launched with
 // torchrun-style variables, one rank per simulated host; codecs alternate within each repeat.
 //
-//   tests/netns/cluster --hosts 4 --ranks-per-host 1 --rate 100mbit -- \
+//   tests/netns/cluster --hosts 4 --ranks-per-host 1 --rate 100mbit --
 //       build/perf/codec_step [--codecs ,bf16,topk:0.01,powersgd:4] [--batch B] [--steps N] [--repeats R]
 #include <algorithm>
 #include <chrono>
