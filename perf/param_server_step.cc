@@ -3,7 +3,7 @@
 // W M / S; the ring sends and receives 2 (W - 1) / W M per worker). Launched by a launcher (torchrun variables), the
 // last S ranks serving; the workers' ring runs on a communicator of the workers alone. Repeats alternate the two.
 //
-//   tests/netns/cluster --hosts W+S --ranks-per-host 1 --rate 1gbit -- \
+//   tests/netns/cluster --hosts W+S --ranks-per-host 1 --rate 1gbit --
 //       build/perf/param_server_step --servers S [--bytes M] [--chunk-bytes C] [--steps N] [--repeats R]
 //                                    [--rate-mbit B]
 #include <algorithm>
