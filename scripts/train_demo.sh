@@ -31,9 +31,10 @@ for balance in off on; do
   build/tools/chorus-train --mode dp --slow-rank 1:2 --balance "$balance" --ranks "$ranks" --epochs "$epochs" \
     --samples "$samples" --csv "$csv"
 done
-# A parameter server (one of the ranks serves, the others work) under each synchronisation.
+# A parameter server (one more rank serves, the others work) under each synchronisation, worker 1 at half speed:
+# bsp waits for it every step, ssp at most 2 steps, asp never.
 for sync in bsp asp ssp; do
-  build/tools/chorus-train --mode ps --sync "$sync" --ranks "$((ranks + 1))" --epochs "$epochs" --samples "$samples" \
-    --csv "$csv"
+  build/tools/chorus-train --mode ps --sync "$sync" --slow-rank 1:2 --ranks "$((ranks + 1))" --epochs "$epochs" \
+    --samples "$samples" --csv "$csv"
 done
 /usr/bin/python3 scripts/plot_training.py "$csv" "$out/training_curves.png"

@@ -69,7 +69,8 @@ void usage() {
       "  --csv FILE    append mode,step,loss,accuracy,payload,wire lines to FILE\n"
       "  --schedule S  pp: gpipe, 1f1b, interleaved-1f1b (2 stages per rank) or zb-h1 (default 1f1b)\n"
       "  --micro-batches M  pp: micro-batches per step (default 8)\n"
-      "  --slow-rank R:F    dp: rank R runs F times slower for real (it spins for F-1 times its compute\n"
+      "  --slow-rank R:F    dp, ps: rank R (a worker) runs F times slower for real (it spins for F-1 times its "
+      "compute\n"
       "                time after each batch: a measured busy-wait, not a CPU quota)\n"
       "  --balance on|off   dp: split each global batch by measured throughput (default off)\n"
       "  --codec C     compress: data parallelism with buckets sent as bf16, fp16, topk:<fraction> or\n"
@@ -173,6 +174,16 @@ std::string parse(int argc, char** argv, Options* o) {
   if (std::none_of(std::begin(kModes), std::end(kModes), [&](const char* m) { return o->mode == m; })) {
     return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp, ps, compress, bf16";
   }
+  const bool zero = o->mode.rfind("zero", 0) == 0;
+  if (o->mode == "compress" && o->codec.empty()) return "--mode compress needs --codec";
+  if (!o->codec.empty() && o->mode != "compress" && !zero)
+    return "--codec goes with --mode compress, zero1, zero2 or zero3";
+  if (!o->codec.empty()) {
+    std::unique_ptr<compress::GradientCodec> codec;
+    if (Status st = compress::makeCodec(o->codec, &codec); !st.isOk()) return st.message();
+  }
+  if (o->balance && o->mode != "dp") return "--balance goes with --mode dp";
+  if (o->slowRank >= 0 && o->mode != "dp" && o->mode != "ps") return "--slow-rank goes with --mode dp or ps";
   if (o->mode == "ps") {
     param_server::Sync sync;
     if (Status st = param_server::parseSync(o->sync, &sync); !st.isOk()) return st.message();
@@ -182,18 +193,12 @@ std::string parse(int argc, char** argv, Options* o) {
     if (o->batch % workers != 0)
       return "--batch " + std::to_string(o->batch) + " does not split evenly over " + std::to_string(workers) +
              " workers";
+    if (o->slowRank >= static_cast<int>(workers))
+      return "--slow-rank names rank " + std::to_string(o->slowRank) + ", not one of the " + std::to_string(workers) +
+             " workers";
     if (o->epochs < 1) return "--epochs must be at least 1";
     return "";
   }
-  const bool zero = o->mode.rfind("zero", 0) == 0;
-  if (o->mode == "compress" && o->codec.empty()) return "--mode compress needs --codec";
-  if (!o->codec.empty() && o->mode != "compress" && !zero)
-    return "--codec goes with --mode compress, zero1, zero2 or zero3";
-  if (!o->codec.empty()) {
-    std::unique_ptr<compress::GradientCodec> codec;
-    if (Status st = compress::makeCodec(o->codec, &codec); !st.isOk()) return st.message();
-  }
-  if ((o->slowRank >= 0 || o->balance) && o->mode != "dp") return "--slow-rank and --balance go with --mode dp";
   if (o->mode == "pp") {
     if (o->microBatches < 1 || static_cast<size_t>(o->microBatches) > o->batch)
       return "--micro-batches must be between 1 and the batch size";
@@ -449,7 +454,8 @@ Status runParamServerRank(Communicator& world, Shared& s) {
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return Status::ok();
   }
-  const std::string label = "ps-" + o.sync + (o.sync == "ssp" ? std::to_string(o.staleness) : "");
+  const std::string label =
+      "ps-" + o.sync + (o.sync == "ssp" ? std::to_string(o.staleness) : "") + (o.slowRank >= 0 ? "-slow" : "");
   const size_t workers = static_cast<size_t>(worker->workers()), local = o.batch / workers;
   const size_t offset = local * static_cast<size_t>(worker->index());
   const size_t steps = s.train.labels.size() / o.batch;
@@ -469,7 +475,14 @@ Status runParamServerRank(Communicator& world, Shared& s) {
         labels[i] = s.train.labels[sample];
       }
       LossResult r;
+      const auto computeStart = std::chrono::steady_clock::now();
       CHORUS_TRY(worker->forwardBackward(x, labels, &r));
+      if (worker->index() == o.slowRank) {  // a measured busy-wait: F - 1 times the compute it just did
+        const auto spinUntil =
+            std::chrono::steady_clock::now() + (o.slowFactor - 1) * (std::chrono::steady_clock::now() - computeStart);
+        while (std::chrono::steady_clock::now() < spinUntil) {
+        }
+      }
       CHORUS_TRY(worker->step());
       epochLoss += r.loss;
       if (worker->index() == 0 && s.csv.is_open()) {
@@ -485,12 +498,15 @@ Status runParamServerRank(Communicator& world, Shared& s) {
     CHORUS_TRY(testAccuracy(model, worker->params().data(), s, &accuracy));
     const param_server::WorkerStats st = worker->stats();
     std::lock_guard<std::mutex> lock(s.mutex);
+    long steps0 = 0, sum = 0;
+    for (size_t d = 0; d < st.staleness.size(); ++d)
+      steps0 += st.staleness[d], sum += static_cast<long>(d) * st.staleness[d];
     printf(
-        "%-6s epoch %d/%d  worker 0: loss %.4f  test accuracy %.2f%%  %.1f s  %.0f samples/s (all workers); "
-        "staleness of its steps:",
+        "%-6s epoch %d/%d  worker 0: loss %.4f  test accuracy %.2f%%  %.1f s for its steps; staleness mean %.2f, "
+        "largest %zu",
         label.c_str(), epoch + 1, o.epochs, epochLoss / static_cast<double>(steps), 100.0 * accuracy, seconds,
-        static_cast<double>(steps * o.batch) / seconds);
-    for (size_t d = 0; d < st.staleness.size(); ++d) printf(" %zu:%ld", d, st.staleness[d]);
+        steps0 ? static_cast<double>(sum) / static_cast<double>(steps0) : 0.0,
+        st.staleness.empty() ? size_t{0} : st.staleness.size() - 1);
     printf("\n");
     fflush(stdout);
   }

@@ -40,7 +40,10 @@ expect_refused "--replicate on needs --servers 2" "$build/tools/chorus-train" --
 expect_refused "--micro-batches must be between 1 and the batch size" "$build/tools/chorus-train" --mode pp \
   --micro-batches 65
 expect_refused "unknown pipeline schedule 'zb-v'" "$build/tools/chorus-train" --mode pp --schedule zb-v
-expect_refused "--slow-rank and --balance go with --mode dp" "$build/tools/chorus-train" --mode pp --slow-rank 1:2
+expect_refused "--slow-rank goes with --mode dp or ps" "$build/tools/chorus-train" --mode pp --slow-rank 1:2
+expect_refused "--balance goes with --mode dp" "$build/tools/chorus-train" --mode ps --balance on
+expect_refused "--codec goes with --mode compress" "$build/tools/chorus-train" --mode ps --codec bf16
+expect_refused "--slow-rank names rank 4, not one of the 4 workers" "$build/tools/chorus-train" --mode ps --ranks 5 --slow-rank 4:2
 expect_refused "--slow-rank's factor must be a number of at least 1" "$build/tools/chorus-train" --slow-rank 1:0.5
 expect_refused "--slow-rank needs RANK:FACTOR" "$build/tools/chorus-train" --slow-rank 1
 expect_refused "--slow-rank names rank 9 of 4" "$build/tools/chorus-train" --slow-rank 9:2
