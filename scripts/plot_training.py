@@ -31,6 +31,9 @@ def main(path, png):
             if row.get("seconds"):
                 seconds.append(float(row["seconds"]))
     fig, (ax_loss, ax_acc, ax_time) = plt.subplots(1, 3, figsize=(18, 4.5))
+    colors = plt.cm.tab20.colors  # more modes than the default cycle has colors
+    for ax in (ax_loss, ax_acc, ax_time):
+        ax.set_prop_cycle(color=colors)
     for mode, (steps, losses, accs, seconds) in runs.items():
         ax_loss.plot(steps, smooth(losses), label=mode, linewidth=1)
         ax_acc.plot(steps, smooth(accs), label=mode, linewidth=1)
@@ -42,7 +45,7 @@ def main(path, png):
                 title="parameter server: loss against time")
     for ax in (ax_loss, ax_acc, ax_time):
         ax.grid(True, alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=7)
     fig.suptitle("chorus-train: MLP 784-256-256-10 on Fashion-MNIST (MoE: 784-256-MoE(8 experts)-10)")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
