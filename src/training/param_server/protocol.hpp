@@ -39,7 +39,7 @@ class Message {
 
   Header header() const {
     Header h;
-    std::memcpy(&h, data_.data(), sizeof h);
+    std::memcpy(static_cast<void*>(&h), data_.data(), sizeof h);  // Header is trivially copyable
     return h;
   }
   void setHeader(const Header& h) { std::memcpy(data_.data(), &h, sizeof h); }
