@@ -70,8 +70,11 @@ int main(int argc, char** argv) {
       config.staleness = atoi(v);
     else if (a == "--steps")
       steps = atoi(v);
-    else if (a == "--slow-worker" && sscanf(v, "%d:%lf", &slowWorker, &slowFactor) == 2 && slowFactor >= 1) {
-    } else {
+    else if (a == "--slow-worker")
+      st = sscanf(v, "%d:%lf", &slowWorker, &slowFactor) == 2 && slowFactor >= 1
+               ? Status::ok()
+               : invalidArgument("--slow-worker needs WORKER:FACTOR with a factor of at least 1");
+    else {
       fprintf(stderr, "param_server_train: bad argument '%s %s'\n", a.c_str(), v);
       return 2;
     }

@@ -22,8 +22,8 @@ class ServerImpl : public Server {
              const float* initial)
       : comm_(comm), layout_(layout), config_(config), links_(std::move(links)), index_(comm.rank() - layout.workers) {
     shards_[index_] = std::make_unique<Shard>(layout, index_, config, initial);
-    forwarding_ = Message(layout.chunkElements);
     if (config.replicate) {
+      forwarding_ = Message(layout.chunkElements);
       replicaOf_ = (index_ + layout.servers - 1) % layout.servers;
       shards_[replicaOf_] = std::make_unique<Shard>(layout, replicaOf_, config, initial);
       shards_[index_]->setForward([this](int chunk, long clock, int worker, const float* update, size_t n) {
@@ -66,8 +66,6 @@ class ServerImpl : public Server {
     s.promotedRange = promoted_ ? replicaOf_ : -1;
     return s;
   }
-
-  std::pair<size_t, size_t> range() const override { return {layout_.rangeBegin(index_), layout_.rangeEnd(index_)}; }
 
  private:
   // Worker w's pushes, until it is done. Its death fails every shard: the other workers learn it from their answers.

@@ -37,7 +37,6 @@ class Shard {
 
   long applied() const { return applied_; }
   long duplicates() const { return duplicates_; }
-  int range() const { return range_; }
 
  private:
   void update(int chunk, const float* g);

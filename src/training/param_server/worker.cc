@@ -52,11 +52,14 @@ class WorkerImpl : public Worker {
       for (int r : ranges) byServer[servedBy_[r]].push_back(r);
       std::vector<Status> results(layout_.servers);
       std::vector<char> linkFailed(layout_.servers, 0);
+      // A thread per server but the last, whose exchange runs here (with one server: no thread at all).
+      std::vector<int> busy;
+      for (int s = 0; s < layout_.servers; ++s)
+        if (!byServer[s].empty()) busy.push_back(s);
+      auto run = [&](int s) { results[s] = exchange(s, byServer[s], &slowest[s], &linkFailed[s]); };
       std::vector<std::thread> threads;
-      for (int s = 0; s < layout_.servers; ++s) {
-        if (byServer[s].empty()) continue;
-        threads.emplace_back([&, s] { results[s] = exchange(s, byServer[s], &slowest[s], &linkFailed[s]); });
-      }
+      for (size_t i = 0; i + 1 < busy.size(); ++i) threads.emplace_back(run, busy[i]);
+      if (!busy.empty()) run(busy.back());
       for (auto& t : threads) t.join();
       ranges.clear();
       for (int s = 0; s < layout_.servers; ++s) {

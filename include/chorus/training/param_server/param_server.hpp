@@ -75,8 +75,6 @@ class Server {
   /// Serves until every worker said it finished. An error when a worker died or the job timed out.
   virtual Status serve() = 0;
   virtual ServerStats stats() const = 0;
-  /// This server's range of the flat parameters: [begin, end).
-  virtual std::pair<size_t, size_t> range() const = 0;
 };
 
 class Worker {
