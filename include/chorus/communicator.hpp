@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "chorus/counters.hpp"
+#include "chorus/metrics.hpp"
 #include "chorus/request.hpp"
 #include "chorus/status.hpp"
 #include "chorus/store.hpp"
@@ -96,7 +97,19 @@ class Communicator {
   void setDeterministic(bool on);
   /// Calls, payload and wire bytes per collective since creation or resetCounters() (counters.hpp).
   TrafficCounters counters() const;
+  /// Calls, bytes and time per collective and algorithm, beside the cost model's prediction, since creation or
+  /// resetCounters() (metrics.hpp).
+  std::vector<CallMetrics> metrics() const;
+  /// metrics() as Prometheus text or JSON, labelled with this communicator's name and this rank.
+  std::string metricsText(MetricsFormat format) const;
+  /// Resets counters() and metrics().
   void resetCounters();
+  /// Writes this rank's flight record -- its last CHORUS_TRACE_ENTRIES operations with their arguments, algorithm,
+  /// predicted time, state and timestamps -- to `dir` (created if missing), one file per communicator and rank
+  /// that `chorus-trace dir` reads with the other ranks' files. The path goes to *path when given. Safe from any
+  /// thread at any time. Records are also written to CHORUS_TRACE_DIR, when set, on a timeout, a failure, an
+  /// abort and SIGUSR1.
+  Status dumpFlightRecord(const std::string& dir, std::string* path = nullptr) const;
 
   Status allReduce(const void* send, void* recv, size_t count, DataType type, RedOp op);
   Status reduceScatter(const void* send, void* recv, size_t recvCount, DataType type, RedOp op);

@@ -16,6 +16,8 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "kernels/reduce.hpp"
+#include "observe/clock.hpp"
+#include "observe/dump_on_signal.hpp"
 #include "topology/graph_xml.hpp"
 #include "topology/local_host.hpp"
 #include "topology/system.hpp"
@@ -51,10 +53,49 @@ Status loadTuningFile(tuner::CostTable* costs) {
 
 }  // namespace
 
-CommImpl::~CommImpl() { worker_.drain(); }
+CommImpl::CommImpl(int rank, int nranks, const CommConfig& config)
+    : rank_(rank),
+      nranks_(nranks),
+      blocking_(config.blocking),
+      config_(config),
+      recorder_(static_cast<size_t>(settings().traceEntries)) {}
+
+CommImpl::~CommImpl() {
+  observe::forgetDumper(this);
+  worker_.drain();
+}
+
+std::string CommImpl::commName() const {
+  char name[24];
+  snprintf(name, sizeof(name), "%016llx", static_cast<unsigned long long>(commHash_));
+  return name;
+}
+
+Status CommImpl::dumpFlightRecord(const std::string& dir, const std::string& reason, std::string* path,
+                                  std::vector<observe::PeerBytes> inFlight) const {
+  observe::FlightRecord r;
+  r.commHash = commHash_;
+  r.rank = rank_;
+  r.size = nranks_;
+  r.reason = reason;
+  if (failed_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(failureMutex_);
+    r.error = failure_.message();
+  }
+  r.inFlight = std::move(inFlight);
+  r.entries = recorder_.snapshot();
+  if (!r.inFlight.empty() && !r.entries.empty()) r.inFlightSequence = r.entries.back().sequence;
+  std::string written;
+  Status st = observe::writeFlightRecord(dir, r, &written);
+  if (st.isOk())
+    CHORUS_WARN(kInit, "rank %d: flight record (%s) written to %s", rank_, reason.c_str(), written.c_str());
+  if (path) *path = written;
+  return st;
+}
 
 Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   bootstrap_ = std::move(bootstrap);  // for the same rank and size this object was made with
+  commHash_ = bootstrap_->commHash();
   log::RankScope scope(rank_);
   CancelScope cancel(&aborted_);  // abort() ends every wait of the setup
   CHORUS_INFO(kInit, "chorus %s (NCCL API %s): rank %d of %d, host %s, pid %d", version(), ncclApiVersion(), rank_,
@@ -71,6 +112,7 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
     return recordFailure(st);
   }
   initialized_.store(true, std::memory_order_release);
+  observe::registerDumper(this, [this](const std::string& dir) { (void)dumpFlightRecord(dir, "SIGUSR1", nullptr); });
   CHORUS_INFO(kInit, "rank %d/%d ready: %zu host(s), %s", rank_, nranks_,
               system_.find(topology::NodeKind::kHost).size(),
               machineOversubscribed_ ? "more ranks than cores on this machine (waiters yield early)"
@@ -116,6 +158,12 @@ Status CommImpl::failCall(const Status& st) {
   // The peers may wait for bytes this rank will never send: closing the connections tells them at once.
   for (auto& c : connections_)
     if (c) c->close();
+  std::vector<observe::PeerBytes> progress;  // of the call that failed, when one was running
+  if (finishRecording(observe::OpState::kFailed) && execution_)
+    for (const auto& p : execution_->peerProgress())
+      progress.push_back({p.peer, p.sent, p.toSend, p.received, p.toReceive});
+  if (const std::string& dir = settings().traceDir; !dir.empty())
+    (void)dumpFlightRecord(dir, st.code() == ErrorCode::kTimeout ? "timeout" : "failure", nullptr, std::move(progress));
   return out;
 }
 
@@ -218,6 +266,8 @@ const CommImpl::CachedPlan* CommImpl::plan(const algo::CollShape& shape) {
   CachedPlan cached{a->generate(shape)};
   cached.wireBytes = algo::wireBytes(cached.plan, rank_);
   cached.algorithm = a->name;
+  cached.predictedMicros = static_cast<float>(tuner::predict(*a, shape, selector_.costs));
+  cached.metrics = metrics_.cell(static_cast<uint8_t>(shape.type), a->name);
   return &plans_.emplace(key, std::move(cached)).first->second;
 }
 
@@ -263,7 +313,26 @@ std::string CommImpl::transportNames() const {
   return out;
 }
 
+void CommImpl::noteCall(const Operation& op, const char* algorithm, float predictedMicros, uint64_t payload,
+                        uint64_t wire, observe::MetricsTable::Cell* cell) {
+  observe::MetricsTable::addCall(cell, payload, wire);
+  RecordedCall& c = calls_.emplace_back();
+  c.metrics = cell;
+  observe::FlightEntry& e = c.entry;
+  e.sequence = sequence_;
+  e.count = op.count;
+  e.payloadBytes = payload;
+  e.wireBytes = wire;
+  e.collective = static_cast<uint8_t>(op.type);
+  e.dtype = static_cast<uint8_t>(op.dtype);
+  e.op = static_cast<uint8_t>(op.op.kind);
+  e.root = op.root;
+  e.predictedMicros = predictedMicros;
+  e.algorithm = algorithm;
+}
+
 void CommImpl::resetCounters() {
+  metrics_.reset();
   for (CounterCells& c : counters_) {
     c.calls.store(0, std::memory_order_relaxed);
     c.payload.store(0, std::memory_order_relaxed);
@@ -281,6 +350,13 @@ void CommImpl::setDeterministic(bool on) {
 }
 
 Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** out) {
+  const uint64_t started = observe::ticks();
+  CHORUS_TRY(bind(ops, out));
+  startRecording(ops, started);
+  return Status::ok();
+}
+
+Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out) {
   if (aborted_) return remoteError("the communicator was aborted");
   if (failed_.load(std::memory_order_acquire)) return poisonedError();
   if (!initialized()) return invalidUsage("communicator is not initialized (did its init fail?)");
@@ -293,14 +369,17 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   // The same single call on the same buffers as last time: its bound steps are all still valid.
   if (ops.size() == 1 && bound_.matches(ops.front())) {
     count(bound_.type, bound_.payload, bound_.wire);
+    observe::MetricsTable::addCall(bound_.metrics, bound_.payload, bound_.wire);
     lastAlgorithm_ = bound_.algorithm;
     execution_->rewind(++sequence_);
+    calls_.front().entry.sequence = sequence_;  // the same operation as the last call's entry
     *out = execution_.get();
     return Status::ok();
   }
   bound_.valid = false;
   CHORUS_TRY(checkSelfExchanges(ops, rank_));
   execution_->reset(algo::collName(ops.front().type), ++sequence_, ops.size());
+  calls_.clear();
 
   // Plans first, to size one scratch area for the whole call.
   // AlltoAllv plans depend on the counts and are not cached; reserved up front so pointers to them stay valid.
@@ -320,21 +399,28 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
     // The algorithm is chosen once per shape (cached with its plan), not on every call.
     const algo::Plan* chosen = nullptr;
     uint64_t wire = 0;
+    float predicted = 0;
+    observe::MetricsTable::Cell* cell = nullptr;
     if (op.type == algo::CollType::kAlltoAllv) {
       if (const algo::Algorithm* a = tuner::choose(shape, selector_)) {
         chosen = &uncached.emplace_back(a->generate(shape));
         wire = algo::wireBytes(*chosen, rank_);
         lastAlgorithm_ = a->name;
+        predicted = static_cast<float>(tuner::predict(*a, shape, selector_.costs));
+        cell = metrics_.cell(static_cast<uint8_t>(op.type), a->name);
       }
     } else if (const CachedPlan* cached = plan(shape)) {
       chosen = &cached->plan;
       wire = cached->wireBytes;
       lastAlgorithm_ = cached->algorithm;
+      predicted = cached->predictedMicros;
+      cell = cached->metrics;
     }
     if (!chosen) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
     algorithmOfOp_.push_back(lastAlgorithm_);
     const uint64_t payload = payloadBytes(op, nranks_);
     count(op.type, payload, wire);
+    noteCall(op, lastAlgorithm_, predicted, payload, wire, cell);
     if (plans.empty()) {
       firstPayload = payload;
       firstWire = wire;
@@ -346,6 +432,10 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
     size_t premul = op.op.kind == RedOpKind::kPreMulSum ? reductionInputCount(op, rank_, nranks_) : 0;
     offsets.push_back(scratchTotal);
     scratchTotal += (premul * dataTypeSize(op.dtype) + 63) & ~size_t{63};
+  }
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    calls_[i].entry.groupIndex = static_cast<uint16_t>(std::min<size_t>(i, 0xffff));
+    calls_[i].entry.groupSize = static_cast<uint16_t>(std::min<size_t>(calls_.size(), 0xffff));
   }
   std::byte* base = scratch(scratchTotal);
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -364,8 +454,8 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   // counts, PreMulSum's scaled copy of the input).
   const Operation& first = ops.front();
   if (ops.size() == 1 && first.type != algo::CollType::kAlltoAllv && first.op.kind != RedOpKind::kPreMulSum) {
-    bound_ = {true,          first.type, first.send,   first.recv, first.count,   first.dtype,
-              first.op.kind, first.root, firstPayload, firstWire,  lastAlgorithm_};
+    bound_ = {true,          first.type, first.send,   first.recv, first.count,    first.dtype,
+              first.op.kind, first.root, firstPayload, firstWire,  lastAlgorithm_, calls_.front().metrics};
   }
   *out = execution_.get();
   return Status::ok();
@@ -395,6 +485,7 @@ engine::CallSignature CommImpl::signatureOf(const std::vector<Operation>& ops) c
 }
 
 void CommImpl::complete(const std::vector<Operation>& ops) {
+  (void)finishRecording(observe::OpState::kCompleted);
   for (const Operation& op : ops) {
     if (op.op.kind != RedOpKind::kAvg) continue;
     size_t n = reductionOutputCount(op, rank_, nranks_);
@@ -410,6 +501,34 @@ Status CommImpl::runOwned(const std::vector<Operation>& ops) {
   if (Status st = engine::run(std::span<engine::Execution* const>(&execution, 1)); !st.isOk()) return failCall(st);
   complete(ops);
   return Status::ok();
+}
+
+void CommImpl::startRecording(const std::vector<Operation>& ops, uint64_t started) {
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    observe::FlightEntry& e = calls_[i].entry;
+    e.scheduledTick = ops[i].scheduledTick ? ops[i].scheduledTick : started;
+    e.startedTick = started;
+    e.endedTick = 0;
+    e.state = observe::OpState::kStarted;
+    calls_[i].index = recorder_.start(e);
+  }
+  recording_ = true;
+}
+
+bool CommImpl::finishRecording(observe::OpState state) {
+  if (!recording_) return false;
+  recording_ = false;
+  const uint64_t ended = observe::ticks();
+  for (RecordedCall& c : calls_) {
+    c.entry.state = state;
+    c.entry.endedTick = ended;
+    recorder_.update(c.index, c.entry);
+  }
+  if (state == observe::OpState::kCompleted && calls_.size() == 1) {
+    const RecordedCall& only = calls_.front();
+    observe::MetricsTable::addTime(only.metrics, ended - only.entry.startedTick, only.entry.predictedMicros);
+  }
+  return true;
 }
 
 void CommImpl::logCalls(const std::vector<Operation>& ops, double microseconds, const Status& st) const {
@@ -453,6 +572,8 @@ Request CommImpl::submit(Operation op) {
 }
 
 Request CommImpl::submit(std::vector<Operation> ops) {
+  const uint64_t now = observe::ticks();
+  for (Operation& op : ops) op.scheduledTick = now;
   return worker_.submit([this, ops = std::move(ops)] {
     std::lock_guard<std::mutex> lock(executionMutex_);
     return runLogged(ops);
@@ -546,6 +667,8 @@ void CommImpl::abort() {
   // Closing tells the peers at once; their waits end with an error naming this rank.
   for (auto& c : connections_)
     if (c) c->close();
+  if (const std::string& dir = settings().traceDir; !dir.empty() && initialized())
+    (void)dumpFlightRecord(dir, "abort", nullptr);
 }
 
 }  // namespace chorus

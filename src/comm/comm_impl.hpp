@@ -18,6 +18,9 @@
 #include "comm/operation.hpp"
 #include "core/call_gate.hpp"
 #include "engine/execution.hpp"
+#include "observe/flight_dump.hpp"
+#include "observe/flight_recorder.hpp"
+#include "observe/metrics_table.hpp"
 #include "topology/graph.hpp"
 #include "transports/transport.hpp"
 #include "tuner/choice.hpp"
@@ -26,8 +29,7 @@ namespace chorus {
 
 class CommImpl : public std::enable_shared_from_this<CommImpl> {
  public:
-  CommImpl(int rank, int nranks, const CommConfig& config)
-      : rank_(rank), nranks_(nranks), blocking_(config.blocking), config_(config) {}
+  CommImpl(int rank, int nranks, const CommConfig& config);
   ~CommImpl();
 
   /// Connects this rank to every peer of the communicator described by `bootstrap`. An abort() ends its waits.
@@ -76,6 +78,12 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// The transports of this rank's connections to other ranks, sorted and joined by '+' ("shm", "loopback+tcp").
   std::string transportNames() const;
   void resetCounters();
+  std::vector<CallMetrics> metrics() const { return metrics_.read(); }
+  /// The name of this communicator in flight records and metrics: its hash, in hex (the same on every rank).
+  std::string commName() const;
+  /// Writes this rank's flight record to `dir` (observe/flight_dump.hpp); `inFlight`: the failed call's progress.
+  Status dumpFlightRecord(const std::string& dir, const std::string& reason, std::string* path,
+                          std::vector<observe::PeerBytes> inFlight = {}) const;
 
   /// Collective split over this communicator (see Communicator::split).
   Status split(int color, int key, std::unique_ptr<CommImpl>* out);
@@ -107,10 +115,22 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     algo::Plan plan;
     uint64_t wireBytes = 0;      // what running it sends to other ranks
     const char* algorithm = "";  // the chosen algorithm's name, for the COLL log line
+    float predictedMicros = 0;   // the cost model's time for it
+    observe::MetricsTable::Cell* metrics = nullptr;
   };
   const CachedPlan* plan(const algo::CollShape& shape);
+  /// prepare() less the flight recorder: binds `ops` to the execution.
+  Status bind(const std::vector<Operation>& ops, engine::Execution** out);
+  /// Records calls_ in the flight recorder as started at `started` (ticks).
+  void startRecording(const std::vector<Operation>& ops, uint64_t started);
+  /// Records the running calls_ as completed or failed now (and the time of a single completed one in the
+  /// metrics); false when none was running.
+  bool finishRecording(observe::OpState state);
   /// Adds one call of `type` to the traffic counters.
   void count(algo::CollType type, uint64_t payload, uint64_t wire);
+  /// Appends `op`'s flight-recorder entry and metrics cell to calls_, and counts it in the cell.
+  void noteCall(const Operation& op, const char* algorithm, float predictedMicros, uint64_t payload, uint64_t wire,
+                observe::MetricsTable::Cell* cell);
   engine::CallSignature signatureOf(const std::vector<Operation>& ops) const;
   Status poisonedError() const;
   /// Runs `ops`. The caller owns the execution: the async worker and groups hold executionMutex_; a blocking call
@@ -165,6 +185,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     int root;
     uint64_t payload, wire;  // what one run of it adds to the counters
     const char* algorithm;
+    observe::MetricsTable::Cell* metrics;
     bool matches(const Operation& o) const {
       return valid && o.type == type && o.send == send && o.recv == recv && o.count == count && o.dtype == dtype &&
              o.op.kind == op && o.root == root;
@@ -177,6 +198,17 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     std::atomic<uint64_t> calls{0}, payload{0}, wire{0};
   };
   std::array<CounterCells, 11> counters_;
+  observe::MetricsTable metrics_;
+  observe::FlightRecorder recorder_;
+  /// The operations of the call being run: their flight-recorder entries (and numbers) and metrics cells.
+  struct RecordedCall {
+    uint64_t index = 0;
+    observe::FlightEntry entry;
+    observe::MetricsTable::Cell* metrics = nullptr;
+  };
+  std::vector<RecordedCall> calls_;
+  bool recording_ = false;  // calls_ started and not yet finished
+  uint64_t commHash_ = 0;
 };
 
 }  // namespace chorus

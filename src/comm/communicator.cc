@@ -189,6 +189,14 @@ void Communicator::setDeterministic(bool on) {
 }
 TrafficCounters Communicator::counters() const { return impl_->counters(); }
 void Communicator::resetCounters() { impl_->resetCounters(); }
+std::vector<CallMetrics> Communicator::metrics() const { return impl_->metrics(); }
+std::string Communicator::metricsText(MetricsFormat format) const {
+  return formatMetrics(impl_->metrics(), format, impl_->commName(), rank());
+}
+Status Communicator::dumpFlightRecord(const std::string& dir, std::string* path) const {
+  if (dir.empty()) return invalidArgument("dumpFlightRecord: empty directory");
+  return impl_->dumpFlightRecord(dir, "request", path);
+}
 
 namespace {
 // An empty collective moves nothing on any rank (NCCL treats count 0 as a no-op). Send/Recv still go through: their

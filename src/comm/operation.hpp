@@ -1,6 +1,7 @@
 // One collective or point-to-point call as data, before it becomes a plan; and its argument checks.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -19,8 +20,9 @@ struct Operation {
   RedOp op;
   int root = 0;                                          // root, or the peer of send/recv
   std::shared_ptr<const algo::VariableLayout> variable;  // AlltoAllv only; shared so an Operation copies cheaply
-  bool onDevice = false;   // device or managed buffers: runs on `stream` (gpu/stream_calls.hpp)
-  void* stream = nullptr;  // the caller's cudaStream_t, for onDevice operations
+  bool onDevice = false;       // device or managed buffers: runs on `stream` (gpu/stream_calls.hpp)
+  void* stream = nullptr;      // the caller's cudaStream_t, for onDevice operations
+  uint64_t scheduledTick = 0;  // observe::ticks() when an async call was queued (0: it runs as it is made)
 };
 
 /// The bytes of the send and receive buffers one rank's call reads and writes (0 for a buffer it does not use),

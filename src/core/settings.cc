@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace chorus {
@@ -53,6 +54,11 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_TUNING_FILE", "", "", "alpha/beta table written by chorus-tune for the algorithm selector"},
     {"CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "",
      "this host's topology from a file (chorus, NCCL or hwloc XML) instead of hwloc discovery"},
+    {"CHORUS_TRACE_ENTRIES", "", "2000",
+     "operations each communicator's flight recorder keeps (0: none); chorus-trace reads their dumps"},
+    {"CHORUS_TRACE_DIR", "", "",
+     "where flight records are written on a timeout, a failure, an abort and SIGUSR1 (one file per communicator "
+     "and rank); unset: only on request (Communicator::dumpFlightRecord)"},
     {"CHORUS_SPIN", "", "auto",
      "polls before a waiting rank yields its core (auto: 20000, or 16 when ranks outnumber cores)"},
 };
@@ -160,6 +166,12 @@ Settings parse(std::string* errors) {
   s.topoFile = str("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "");
   s.ncclAlgo = str("NCCL_ALGO", "", "");
   s.tuningFile = str("CHORUS_TUNING_FILE", "", "");
+  s.traceEntries = integer("CHORUS_TRACE_ENTRIES", 2000, 0);
+  if (s.traceEntries > (1 << 20)) {  // 88 bytes each, per communicator
+    reject("CHORUS_TRACE_ENTRIES", std::to_string(s.traceEntries).c_str(), "at most 1048576 entries");
+    s.traceEntries = 2000;
+  }
+  s.traceDir = str("CHORUS_TRACE_DIR", "", "");
   tErrors = nullptr;
   return s;
 }

@@ -35,6 +35,8 @@ struct Settings {
   std::string topoFile;             // CHORUS_TOPO_FILE / NCCL_TOPO_FILE
   std::string ncclAlgo;             // NCCL_ALGO (read when CHORUS_ALGO is unset)
   std::string tuningFile;           // CHORUS_TUNING_FILE
+  int64_t traceEntries = 2000;      // CHORUS_TRACE_ENTRIES (0: no flight recorder)
+  std::string traceDir;             // CHORUS_TRACE_DIR
 
   /// Whether connections may offer direct transfers at all (CHORUS_DIRECT_THRESHOLD is not 0).
   bool directTransfersOn() const { return directThreshold != 0; }

@@ -571,6 +571,23 @@ std::string Execution::pendingPeers() const {
   return out.empty() ? "none" : out;
 }
 
+std::vector<Execution::PeerProgress> Execution::peerProgress() const {
+  std::vector<PeerProgress> out;
+  for (const auto& [peer, q] : peers_) {
+    PeerProgress p{peer, 0, 0, 0, 0};
+    for (int i : q.sends) {
+      p.toSend += work_[i].bytes;
+      if (work_[i].complete) p.sent += work_[i].bytes;
+    }
+    for (int i : q.recvs) {
+      p.toReceive += work_[i].bytes;
+      if (work_[i].complete) p.received += work_[i].bytes;
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
 namespace {
 
 std::string formatSeconds(double seconds) {

@@ -58,6 +58,12 @@ class Execution {
   bool addPollFds(std::vector<pollfd>* fds);
   /// "rank 3 (recv), rank 1 (send)": who this execution still waits for.
   std::string pendingPeers() const;
+  /// Per peer this call exchanges with: bytes of its finished send and receive steps, and of all of them.
+  struct PeerProgress {
+    int peer;
+    uint64_t sent, toSend, received, toReceive;
+  };
+  std::vector<PeerProgress> peerProgress() const;
   /// "AllReduce #12", for error messages.
   std::string description() const;
   /// Polls before a waiting rank starts yielding its core (small when ranks outnumber cores).

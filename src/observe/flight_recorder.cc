@@ -1,0 +1,84 @@
+#include "observe/flight_recorder.hpp"
+
+#include <cstring>
+#include <type_traits>
+
+namespace chorus::observe {
+
+const char* opStateName(OpState s) {
+  switch (s) {
+    case OpState::kStarted:
+      return "started";
+    case OpState::kCompleted:
+      return "completed";
+    case OpState::kFailed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+namespace {
+// The entry as the ring's words: a reader copies words that a writer may be changing, so each is an atomic and a
+// torn entry is caught by the slot's version (a seqlock).
+struct Packed {
+  uint64_t w[10];
+};
+static_assert(std::is_trivially_copyable_v<FlightEntry> && sizeof(FlightEntry) <= sizeof(Packed),
+              "FlightEntry grew past the ring's words");
+}  // namespace
+
+FlightRecorder::FlightRecorder(size_t capacity)
+    : capacity_(capacity), slots_(capacity ? new Slot[capacity] : nullptr) {}
+
+void FlightRecorder::write(Slot& s, const FlightEntry& e) {
+  Packed p{};
+  std::memcpy(&p, &e, sizeof(e));
+  const uint64_t v = s.version.load(std::memory_order_relaxed);
+  s.version.store(v + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (size_t i = 0; i < kWords; ++i) s.words[i].store(p.w[i], std::memory_order_relaxed);
+  s.version.store(v + 2, std::memory_order_release);
+}
+
+bool FlightRecorder::read(const Slot& s, FlightEntry* e) const {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const uint64_t before = s.version.load(std::memory_order_acquire);
+    if (before == 0) return false;  // never written
+    if (before & 1) continue;
+    Packed p;
+    for (size_t i = 0; i < kWords; ++i) p.w[i] = s.words[i].load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (s.version.load(std::memory_order_relaxed) != before) continue;
+    std::memcpy(static_cast<void*>(e), &p, sizeof(*e));
+    return true;
+  }
+  return false;  // written to without pause: the entry is being replaced, leave it out
+}
+
+uint64_t FlightRecorder::start(const FlightEntry& e) {
+  if (capacity_ == 0) return 0;
+  const uint64_t n = recorded_.load(std::memory_order_relaxed);
+  write(slots_[static_cast<size_t>(n % capacity_)], e);
+  recorded_.store(n + 1, std::memory_order_release);
+  return n;
+}
+
+void FlightRecorder::update(uint64_t index, const FlightEntry& e) {
+  if (capacity_ == 0 || recorded_.load(std::memory_order_relaxed) - index > capacity_) return;
+  write(slots_[static_cast<size_t>(index % capacity_)], e);
+}
+
+std::vector<FlightEntry> FlightRecorder::snapshot() const {
+  std::vector<FlightEntry> out;
+  if (capacity_ == 0) return out;
+  const uint64_t n = recorded_.load(std::memory_order_acquire);
+  const uint64_t first = n > capacity_ ? n - capacity_ : 0;
+  out.reserve(static_cast<size_t>(n - first));
+  for (uint64_t i = first; i < n; ++i) {
+    FlightEntry e;
+    if (read(slots_[static_cast<size_t>(i % capacity_)], &e)) out.push_back(e);
+  }
+  return out;
+}
+
+}  // namespace chorus::observe

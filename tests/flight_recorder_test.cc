@@ -1,0 +1,205 @@
+// The flight recorder and the metrics: the ring keeps the last N entries whole; every rank records each call with
+// its arguments, algorithm, prediction and state, and writes them on request; metrics count calls, bytes and time
+// per collective and algorithm, and come out as Prometheus text and JSON.
+#include "observe/flight_recorder.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chorus/communicator.hpp"
+#include "core/settings.hpp"
+
+namespace chorus {
+namespace {
+
+using observe::FlightEntry;
+using observe::FlightRecorder;
+using observe::OpState;
+
+TEST(FlightRecorder, KeepsTheLastEntriesInOrder) {
+  FlightRecorder ring(3);
+  std::vector<uint64_t> index;
+  for (uint64_t seq = 1; seq <= 5; ++seq) {
+    FlightEntry e;
+    e.sequence = seq;
+    e.count = seq * 10;
+    index.push_back(ring.start(e));
+  }
+  FlightEntry done;
+  done.sequence = 5;
+  done.count = 50;
+  done.state = OpState::kCompleted;
+  ring.update(index[4], done);
+  FlightEntry stale;
+  stale.sequence = 1;
+  ring.update(index[0], stale);  // overwritten since: ignored
+  const std::vector<FlightEntry> kept = ring.snapshot();
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[0].sequence, 3u);
+  EXPECT_EQ(kept[1].sequence, 4u);
+  EXPECT_EQ(kept[2].sequence, 5u);
+  EXPECT_EQ(kept[2].state, OpState::kCompleted);
+  EXPECT_EQ(kept[1].state, OpState::kStarted);
+  EXPECT_TRUE(FlightRecorder(0).snapshot().empty());
+}
+
+// A reader copying the ring while the writer rewrites it sees whole entries only.
+TEST(FlightRecorder, ReadersNeverSeeHalfAnEntry) {
+  FlightRecorder ring(4);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (uint64_t seq = 1; !stop; ++seq) {
+      FlightEntry e;
+      e.sequence = seq;
+      e.count = seq;
+      e.payloadBytes = seq;
+      e.endedTick = seq;
+      ring.start(e);
+    }
+  });
+  for (int i = 0; i < 2000; ++i)
+    for (const FlightEntry& e : ring.snapshot()) {
+      ASSERT_EQ(e.count, e.sequence);
+      ASSERT_EQ(e.payloadBytes, e.sequence);
+      ASSERT_EQ(e.endedTick, e.sequence);
+    }
+  stop = true;
+  writer.join();
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs body(comm) on one thread per rank of a communicator of `n` ranks in this process.
+void onThreads(int n, const std::function<void(Communicator&)>& body) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(n, &comms).isOk());
+  std::vector<std::thread> threads;
+  for (auto& c : comms) threads.emplace_back([&body, &c] { body(*c); });
+  for (auto& t : threads) t.join();
+}
+
+TEST(FlightRecorder, EveryRankRecordsItsCallsAndWritesThemOnRequest) {
+  const std::string dir = ::testing::TempDir() + "flight_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  constexpr int kRanks = 3;
+  std::vector<std::string> paths(kRanks), prometheus(kRanks), json(kRanks);
+  std::vector<std::vector<CallMetrics>> metrics(kRanks);
+  onThreads(kRanks, [&](Communicator& comm) {
+    const int r = comm.rank(), n = comm.size();
+    std::vector<float> a(1000, 1.0f), b(1000 * n);
+    for (int i = 0; i < 2; ++i)  // the second runs the bound fast path
+      ASSERT_TRUE(comm.allReduce(a.data(), a.data(), a.size(), DataType::kFloat32, RedOp::sum()).isOk());
+    ASSERT_TRUE(comm.broadcast(a.data(), a.data(), 7, DataType::kInt32, 2).isOk());
+    ASSERT_TRUE(groupStart().isOk());
+    ASSERT_TRUE(comm.send(a.data(), 5, DataType::kFloat32, (r + 1) % n).isOk());
+    ASSERT_TRUE(comm.recv(b.data(), 5, DataType::kFloat32, (r + n - 1) % n).isOk());
+    ASSERT_TRUE(groupEnd().isOk());
+    ASSERT_TRUE(comm.allGatherAsync(a.data(), b.data(), a.size(), DataType::kFloat32).wait().isOk());
+    ASSERT_TRUE(comm.dumpFlightRecord(dir, &paths[r]).isOk());
+    metrics[r] = comm.metrics();
+    prometheus[r] = comm.metricsText(MetricsFormat::kPrometheus);
+    json[r] = comm.metricsText(MetricsFormat::kJson);
+  });
+  for (int r = 0; r < kRanks; ++r) {
+    const std::string text = readFile(paths[r]);
+    SCOPED_TRACE("rank " + std::to_string(r) + ": " + paths[r]);
+    EXPECT_NE(text.find("\"rank\": " + std::to_string(r)), std::string::npos);
+    EXPECT_NE(text.find("\"reason\": \"request\""), std::string::npos);
+    EXPECT_NE(text.find("\"seq\": 2, \"group_index\": 0, \"group_size\": 1, \"collective\": \"AllReduce\", \"count\": "
+                        "1000, \"dtype\": \"float\", \"op\": \"sum\""),
+              std::string::npos);
+    EXPECT_NE(
+        text.find("\"collective\": \"Broadcast\", \"count\": 7, \"dtype\": \"int32\", \"op\": \"sum\", \"root\": 2"),
+        std::string::npos);
+    EXPECT_NE(text.find("\"seq\": 4, \"group_index\": 1, \"group_size\": 2, \"collective\": \"Recv\""),
+              std::string::npos);
+    EXPECT_NE(text.find("\"seq\": 5, \"group_index\": 0, \"group_size\": 1, \"collective\": \"AllGather\""),
+              std::string::npos);
+    EXPECT_EQ(text.find("\"state\": \"started\""), std::string::npos);
+    EXPECT_EQ(text.find("\"started_ns\": 0"), std::string::npos);
+    EXPECT_EQ(text.find("\"seq\": 6"), std::string::npos);
+
+    std::map<std::string, CallMetrics> byCollective;
+    for (const CallMetrics& m : metrics[r]) byCollective[m.collective] = m;
+    const CallMetrics& ar = byCollective["AllReduce"];
+    EXPECT_EQ(ar.calls, 2u);
+    EXPECT_EQ(ar.timedCalls, 2u);
+    EXPECT_EQ(ar.payloadBytes, 8000u);
+    EXPECT_GT(ar.seconds, 0);
+    EXPECT_GT(ar.predictedSeconds, 0);
+    EXPECT_FALSE(ar.algorithm.empty());
+    EXPECT_EQ(byCollective["Broadcast"].calls, 1u);
+    EXPECT_EQ(byCollective["Send"].calls, 1u);
+    EXPECT_EQ(byCollective["Send"].timedCalls, 0u);  // inside a group: no time of its own
+    EXPECT_EQ(byCollective["Recv"].calls, 1u);
+    EXPECT_EQ(byCollective["AllGather"].timedCalls, 1u);
+    EXPECT_NE(prometheus[r].find("# TYPE chorus_calls_total counter"), std::string::npos);
+    EXPECT_NE(prometheus[r].find(",rank=\"" + std::to_string(r) + "\",collective=\"AllReduce\",algorithm=\"" +
+                                 ar.algorithm + "\"} 2\n"),
+              std::string::npos)
+        << prometheus[r];
+    EXPECT_NE(json[r].find("{\"collective\": \"AllReduce\", \"algorithm\": \"" + ar.algorithm + "\", \"calls\": 2"),
+              std::string::npos)
+        << json[r];
+  }
+  if (!HasFailure()) std::filesystem::remove_all(dir);
+}
+
+TEST(FlightRecorder, ResetCountersClearsTheMetrics) {
+  onThreads(2, [](Communicator& comm) {
+    float x = 1;
+    ASSERT_TRUE(comm.allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk());
+    comm.resetCounters();
+    EXPECT_TRUE(comm.metrics().empty());
+    ASSERT_TRUE(comm.allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk());
+    ASSERT_EQ(comm.metrics().size(), 1u);
+    EXPECT_EQ(comm.metrics()[0].calls, 1u);
+  });
+}
+
+TEST(FlightRecorder, ZeroEntriesRecordsNothingAndBadSettingsAreNamed) {
+  setenv("CHORUS_TRACE_ENTRIES", "0", 1);
+  reloadSettings();
+  const std::string dir = ::testing::TempDir() + "flight_off_" + std::to_string(getpid());
+  std::vector<std::string> texts(2);
+  onThreads(2, [&](Communicator& comm) {
+    float x = 1;
+    ASSERT_TRUE(comm.allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk());
+    std::string path;
+    ASSERT_TRUE(comm.dumpFlightRecord(dir, &path).isOk());
+    texts[comm.rank()] = readFile(path);
+  });
+  for (const std::string& t : texts) EXPECT_NE(t.find("\"entries\": [\n\n]"), std::string::npos) << t;
+  setenv("CHORUS_TRACE_ENTRIES", "99999999", 1);
+  reloadSettings();
+  EXPECT_NE(settingsError().find("CHORUS_TRACE_ENTRIES"), std::string::npos);
+  unsetenv("CHORUS_TRACE_ENTRIES");
+  reloadSettings();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FlightRecorder, AnUnwritableDirectoryIsAnError) {
+  onThreads(1, [](Communicator& comm) {
+    Status st = comm.dumpFlightRecord("/proc/no/such/dir");
+    EXPECT_FALSE(st.isOk());
+    EXPECT_NE(st.message().find("/proc/no/such/dir"), std::string::npos) << st.message();
+    EXPECT_FALSE(comm.dumpFlightRecord("").isOk());
+  });
+}
+
+}  // namespace
+}  // namespace chorus
