@@ -4,12 +4,16 @@
 #include "observe/flight_recorder.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -34,20 +38,16 @@ TEST(FlightRecorder, KeepsTheLastEntriesInOrder) {
     e.count = seq * 10;
     index.push_back(ring.start(e));
   }
-  FlightEntry done;
-  done.sequence = 5;
-  done.count = 50;
-  done.state = OpState::kCompleted;
-  ring.update(index[4], done);
-  FlightEntry stale;
-  stale.sequence = 1;
-  ring.update(index[0], stale);  // overwritten since: ignored
+  ring.finish(index[4], OpState::kCompleted, 77);
+  ring.finish(index[0], OpState::kFailed, 88);  // overwritten since: ignored
   const std::vector<FlightEntry> kept = ring.snapshot();
   ASSERT_EQ(kept.size(), 3u);
   EXPECT_EQ(kept[0].sequence, 3u);
   EXPECT_EQ(kept[1].sequence, 4u);
   EXPECT_EQ(kept[2].sequence, 5u);
   EXPECT_EQ(kept[2].state, OpState::kCompleted);
+  EXPECT_EQ(kept[2].endedTick, 77u);
+  EXPECT_EQ(kept[2].count, 50u);
   EXPECT_EQ(kept[1].state, OpState::kStarted);
   EXPECT_TRUE(FlightRecorder(0).snapshot().empty());
 }
@@ -189,6 +189,28 @@ TEST(FlightRecorder, ZeroEntriesRecordsNothingAndBadSettingsAreNamed) {
   EXPECT_NE(settingsError().find("CHORUS_TRACE_ENTRIES"), std::string::npos);
   unsetenv("CHORUS_TRACE_ENTRIES");
   reloadSettings();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FlightRecorder, SigusrOneWritesEveryCommunicatorsRecord) {
+  const std::string dir = ::testing::TempDir() + "flight_signal_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  setenv("CHORUS_TRACE_DIR", dir.c_str(), 1);
+  reloadSettings();
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(2, &comms).isOk());
+  unsetenv("CHORUS_TRACE_DIR");
+  reloadSettings();
+  raise(SIGUSR1);
+  size_t files = 0;
+  for (int i = 0; i < 500 && files < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    files = 0;
+    std::error_code ec;
+    for (const auto& f : std::filesystem::directory_iterator(dir, ec)) files += f.path().extension() == ".json";
+  }
+  EXPECT_EQ(files, 2u) << "SIGUSR1 wrote no record of the two ranks to " << dir;
+  comms.clear();
   std::filesystem::remove_all(dir);
 }
 

@@ -350,6 +350,7 @@ void CommImpl::setDeterministic(bool on) {
 }
 
 Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** out) {
+  if (recorder_.capacity() == 0) return bind(ops, out);  // recorder off (CHORUS_TRACE_ENTRIES=0): no clock reads
   const uint64_t started = observe::ticks();
   CHORUS_TRY(bind(ops, out));
   startRecording(ops, started);
@@ -519,11 +520,7 @@ bool CommImpl::finishRecording(observe::OpState state) {
   if (!recording_) return false;
   recording_ = false;
   const uint64_t ended = observe::ticks();
-  for (RecordedCall& c : calls_) {
-    c.entry.state = state;
-    c.entry.endedTick = ended;
-    recorder_.update(c.index, c.entry);
-  }
+  for (const RecordedCall& c : calls_) recorder_.finish(c.index, state, ended);
   if (state == observe::OpState::kCompleted && calls_.size() == 1) {
     const RecordedCall& only = calls_.front();
     observe::MetricsTable::addTime(only.metrics, ended - only.entry.startedTick, only.entry.predictedMicros);

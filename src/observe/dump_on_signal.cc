@@ -41,10 +41,13 @@ void dumpLoop(std::string dir) {
   }
 }
 
-// Once per process, and only when the program left SIGUSR1 alone (its default action ends the process).
+// Once per process (under gMutex), when CHORUS_TRACE_DIR is set and the program left SIGUSR1 alone (its default
+// action ends the process).
+bool gInstalled = false;
 void installHandler() {
   const std::string& dir = settings().traceDir;
-  if (dir.empty()) return;
+  if (gInstalled || dir.empty()) return;
+  gInstalled = true;
   struct sigaction current {};
   if (sigaction(SIGUSR1, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) return;
   if (pipe(gWake) != 0) return;
@@ -59,9 +62,8 @@ void installHandler() {
 }  // namespace
 
 void registerDumper(const void* owner, std::function<void(const std::string& dir)> dump) {
-  static std::once_flag installed;
-  std::call_once(installed, installHandler);
   std::lock_guard<std::mutex> lock(gMutex);
+  installHandler();
   dumpers()[owner] = std::move(dump);
 }
 

@@ -1,5 +1,7 @@
 #include "observe/flight_recorder.hpp"
 
+#include <bit>
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
 
@@ -25,6 +27,12 @@ struct Packed {
 };
 static_assert(std::is_trivially_copyable_v<FlightEntry> && sizeof(FlightEntry) <= sizeof(Packed),
               "FlightEntry grew past the ring's words");
+// The words finish() rewrites: the one holding the state, and the end tick.
+constexpr size_t kStateWord = offsetof(FlightEntry, state) / 8;
+constexpr size_t kStateShift = offsetof(FlightEntry, state) % 8 * 8;  // little-endian: the byte's place in its word
+constexpr size_t kEndedWord = offsetof(FlightEntry, endedTick) / 8;
+static_assert(offsetof(FlightEntry, endedTick) % 8 == 0 && sizeof(FlightEntry::endedTick) == 8);
+static_assert(std::endian::native == std::endian::little, "finish() places the state byte for little-endian words");
 }  // namespace
 
 FlightRecorder::FlightRecorder(size_t capacity)
@@ -63,9 +71,18 @@ uint64_t FlightRecorder::start(const FlightEntry& e) {
   return n;
 }
 
-void FlightRecorder::update(uint64_t index, const FlightEntry& e) {
+void FlightRecorder::finish(uint64_t index, OpState state, uint64_t endedTick) {
   if (capacity_ == 0 || recorded_.load(std::memory_order_relaxed) - index > capacity_) return;
-  write(slots_[static_cast<size_t>(index % capacity_)], e);
+  Slot& s = slots_[static_cast<size_t>(index % capacity_)];
+  // Only this thread writes the slot, so its state word reads back as written; the state is one byte of it.
+  const uint64_t stateWord = (s.words[kStateWord].load(std::memory_order_relaxed) & ~(uint64_t{0xff} << kStateShift)) |
+                             (uint64_t{static_cast<uint8_t>(state)} << kStateShift);
+  const uint64_t v = s.version.load(std::memory_order_relaxed);
+  s.version.store(v + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  s.words[kStateWord].store(stateWord, std::memory_order_relaxed);
+  s.words[kEndedWord].store(endedTick, std::memory_order_relaxed);
+  s.version.store(v + 2, std::memory_order_release);
 }
 
 std::vector<FlightEntry> FlightRecorder::snapshot() const {

@@ -43,8 +43,8 @@ class FlightRecorder {
   /// Writer side: one thread at a time (the one that runs the communicator's calls). Records a started operation
   /// and returns its number for update().
   uint64_t start(const FlightEntry& e);
-  /// Rewrites entry number `index` (a later state of it), unless the ring has moved past it.
-  void update(uint64_t index, const FlightEntry& e);
+  /// Sets the state and end tick of entry number `index`, unless the ring has moved past it.
+  void finish(uint64_t index, OpState state, uint64_t endedTick);
 
   /// Reader side, any thread: the entries in recording order, each read whole (one being written is retried).
   std::vector<FlightEntry> snapshot() const;
