@@ -115,6 +115,7 @@ TEST_F(TraceAnalyzer, NamesAStoppedRank) {
       << report;
   EXPECT_NE(report.find("written on timeout"), std::string::npos) << report;
   EXPECT_NE(report.find("failed in it: ranks 0, 1, 3"), std::string::npos) << report;
+  EXPECT_NE(report.find("rank 2's side of it never began at ranks 0, 1, 3"), std::string::npos) << report;
 }
 
 TEST_F(TraceAnalyzer, NamesAKilledRank) {

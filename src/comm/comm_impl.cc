@@ -161,7 +161,7 @@ Status CommImpl::failCall(const Status& st) {
   std::vector<observe::PeerBytes> progress;  // of the call that failed, when one was running
   if (finishRecording(observe::OpState::kFailed) && execution_)
     for (const auto& p : execution_->peerProgress())
-      progress.push_back({p.peer, p.sent, p.toSend, p.received, p.toReceive});
+      progress.push_back({p.peer, p.sent, p.toSend, p.received, p.toReceive, p.peerStarted});
   if (const std::string& dir = settings().traceDir; !dir.empty())
     (void)dumpFlightRecord(dir, st.code() == ErrorCode::kTimeout ? "timeout" : "failure", nullptr, std::move(progress));
   return out;

@@ -574,7 +574,7 @@ std::string Execution::pendingPeers() const {
 std::vector<Execution::PeerProgress> Execution::peerProgress() const {
   std::vector<PeerProgress> out;
   for (const auto& [peer, q] : peers_) {
-    PeerProgress p{peer, 0, 0, 0, 0};
+    PeerProgress p{peer, 0, 0, 0, 0, !q.headerInPending};
     for (int i : q.sends) {
       p.toSend += work_[i].bytes;
       if (work_[i].complete) p.sent += work_[i].bytes;

@@ -58,10 +58,12 @@ class Execution {
   bool addPollFds(std::vector<pollfd>* fds);
   /// "rank 3 (recv), rank 1 (send)": who this execution still waits for.
   std::string pendingPeers() const;
-  /// Per peer this call exchanges with: bytes of its finished send and receive steps, and of all of them.
+  /// Per peer this call exchanges with: bytes of its finished send and receive steps, and of all of them; and
+  /// whether the peer's side of the call began here (its call header arrived; true when headers are off).
   struct PeerProgress {
     int peer;
     uint64_t sent, toSend, received, toReceive;
+    bool peerStarted;
   };
   std::vector<PeerProgress> peerProgress() const;
   /// "AllReduce #12", for error messages.

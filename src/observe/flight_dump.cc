@@ -87,8 +87,8 @@ Status writeFlightRecord(const std::string& dir, const FlightRecord& r, std::str
     const PeerBytes& p = r.inFlight[i];
     snprintf(head, sizeof(head),
              "%s{\"peer\": %d, \"sent\": %" PRIu64 ", \"to_send\": %" PRIu64 ", \"received\": %" PRIu64
-             ", \"to_receive\": %" PRIu64 "}",
-             i ? ", " : "", p.peer, p.sent, p.toSend, p.received, p.toReceive);
+             ", \"to_receive\": %" PRIu64 ", \"peer_started\": %s}",
+             i ? ", " : "", p.peer, p.sent, p.toSend, p.received, p.toReceive, p.peerStarted ? "true" : "false");
     text += head;
   }
   text += "],\n\"entries\": [\n";

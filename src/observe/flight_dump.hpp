@@ -14,6 +14,7 @@ namespace chorus::observe {
 struct PeerBytes {
   int peer;
   uint64_t sent, toSend, received, toReceive;
+  bool peerStarted;  // the peer's side of the call had begun (its call header had arrived)
 };
 
 struct FlightRecord {

@@ -137,15 +137,22 @@ std::string analyze(const std::map<int, Record>& ranks) {
           << "\n";
     }
     if (!absent.empty()) out << "  no record: " << rankList(absent) << "\n";
-    // Whom the ranks inside it were still waiting for.
-    std::map<int, std::vector<int>> waitedFor;
+    // Whom the ranks inside it were waiting for: a peer whose side of the call never began there comes first (the
+    // others may only be waiting in turn).
+    std::map<int, std::vector<int>> neverBegan, bytesMissing;
     for (const auto& [rank, rec] : ranks) {
       if (rec.inFlightSeq != key.first) continue;
-      for (const PeerBytes& p : rec.inFlight)
-        if (p.received < p.toReceive) waitedFor[p.peer].push_back(rank);
+      for (const PeerBytes& p : rec.inFlight) {
+        if (!p.peerStarted)
+          neverBegan[p.peer].push_back(rank);
+        else if (p.received < p.toReceive)
+          bytesMissing[p.peer].push_back(rank);
+      }
     }
-    for (const auto& [peer, waiters] : waitedFor)
-      out << "  bytes from rank " << peer << " never arrived at " << rankList(waiters) << "\n";
+    for (const auto& [peer, waiters] : neverBegan)
+      out << "  rank " << peer << "'s side of it never began at " << rankList(waiters) << "\n";
+    for (const auto& [peer, waiters] : bytesMissing)
+      out << "  rank " << peer << " began it but its bytes never all arrived at " << rankList(waiters) << "\n";
     const std::string seq = "seq " + std::to_string(key.first);
     if (!neverReached.empty())
       verdicts.push_back(rankList(neverReached) + " did not reach " + seq +

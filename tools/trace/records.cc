@@ -20,7 +20,8 @@ Record parse(const nlohmann::json& j) {
   r.inFlightSeq = j.value("in_flight_seq", uint64_t{0});
   for (const auto& p : j.value("in_flight_peers", nlohmann::json::array()))
     r.inFlight.push_back({p.at("peer").get<int>(), p.at("sent").get<uint64_t>(), p.at("to_send").get<uint64_t>(),
-                          p.at("received").get<uint64_t>(), p.at("to_receive").get<uint64_t>()});
+                          p.at("received").get<uint64_t>(), p.at("to_receive").get<uint64_t>(),
+                          p.value("peer_started", true)});
   for (const auto& e : j.at("entries")) {
     Entry x;
     x.seq = e.at("seq").get<uint64_t>();

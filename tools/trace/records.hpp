@@ -21,6 +21,7 @@ struct Entry {
 struct PeerBytes {
   int peer = 0;
   uint64_t sent = 0, toSend = 0, received = 0, toReceive = 0;
+  bool peerStarted = true;
 };
 
 struct Record {
