@@ -37,6 +37,12 @@ struct CommConfig {
   /// Seconds a call, or the init, may wait without progress before it fails with ErrorCode::kTimeout (a framework's
   /// own timeout, as PyTorch's init_process_group(timeout=...)); 0: CHORUS_TIMEOUT.
   double timeoutSeconds = 0;
+  /// Seconds between heartbeats of the failure detector (0: CHORUS_HEARTBEAT_PERIOD, whose default 0 is off). A rank
+  /// without a heartbeat for heartbeatTimeoutSeconds (0: CHORUS_HEARTBEAT_TIMEOUT, else 4 periods) is reported
+  /// dead, stopped or cut off: the communicator is aborted on every rank that sees it, with that cause, so a call
+  /// waiting for a stopped rank ends then rather than at the timeout.
+  double heartbeatSeconds = 0;
+  double heartbeatTimeoutSeconds = 0;
   /// Algorithm rules, in CHORUS_ALGO's syntax ("allreduce:ring;allgather:direct"); empty: CHORUS_ALGO or NCCL_ALGO.
   std::string algorithm;
 };
@@ -78,6 +84,14 @@ class Communicator {
   /// whose operations have all ended: that is how the survivors go on after abort().
   Status shrink(const std::vector<int>& excluded, std::unique_ptr<Communicator>* out);
 
+  /// Fault-tolerant agreement, as MPI_Comm_agree: the ranks that call it agree on the AND of their `*value`s and on
+  /// who took part (`*members`, their ranks in this communicator), also when others are dead or stopped or die
+  /// during it. A rank that has not called it within `graceSeconds` of another is left out, and gets an error if it
+  /// calls later; every rank counted in gets the same value and list. Every rank calls it the same number of times.
+  /// It goes through the rendezvous store, not the connections, so it works after a failure or an abort (then
+  /// shrink() away the ranks not in `*members`); the store must outlive the ranks: a framework's store, or the
+  /// UniqueId root's process (rank 0's for ncclGetUniqueId).
+  Status agree(uint32_t* value, std::vector<int>* members, double graceSeconds = 1.0);
   int rank() const;
   int size() const;
   /// Ends every operation of this communicator with an error, waits (a few milliseconds) until the threads inside

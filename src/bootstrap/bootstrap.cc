@@ -78,6 +78,10 @@ Status Bootstrap::get(const std::string& tag, std::string* value) {
   return store_->get(key(tag), value, Deadline::fromSettings());
 }
 
+Status Bootstrap::add(const std::string& tag, int64_t delta, int64_t* result) {
+  return store_->add(key(tag), delta, result);
+}
+
 Status Bootstrap::allGather(const std::string& tag, const std::string& mine, std::vector<std::string>* all) {
   CHORUS_TRY(set(tag + "/" + std::to_string(rank_), mine));
   all->assign(nranks_, {});
@@ -119,6 +123,12 @@ void Bootstrap::reportFailure(const std::string& why, std::string* first) {
 Status Bootstrap::setupStatus() {
   int64_t ignored = 0;
   return store_->add(key("alive"), 0, &ignored);
+}
+
+std::unique_ptr<Bootstrap> Bootstrap::successor(const std::string& name, int nranks, int rank) const {
+  auto b = child(name, nranks, rank);
+  b->namespace_ = namespace_ + "+" + name;
+  return b;
 }
 
 uint64_t Bootstrap::commHash() const { return fnv1a(namespace_); }

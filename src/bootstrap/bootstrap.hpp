@@ -22,11 +22,18 @@ class Bootstrap {
 
   /// A bootstrap for a sub-communicator: same store, its own key space.
   std::unique_ptr<Bootstrap> child(const std::string& name, int nranks, int rank) const;
+  /// A bootstrap for a communicator that replaces this one (shrink, agreement after a failure): same store, a key
+  /// space beside this one's rather than under it, so that this communicator's reported failure, which fails every
+  /// key under its space, does not fail it.
+  std::unique_ptr<Bootstrap> successor(const std::string& name, int nranks, int rank) const;
 
   Status allGather(const std::string& tag, const std::string& mine, std::vector<std::string>* all);
   Status barrier(const std::string& tag);
   Status set(const std::string& tag, const std::string& value);
   Status get(const std::string& tag, std::string* value);
+  /// Adds `delta` to the integer under `tag` (0 when absent) and returns the new value, atomically across ranks;
+  /// a delta of 0 reads it at once.
+  Status add(const std::string& tag, int64_t delta, int64_t* result);
 
   /// This rank starts setting up the communicator, finishes it, or gives up with `why`: while any rank is between
   /// begin and finish, its failure (or its process's end) fails every other rank's setup waits at once with that

@@ -12,6 +12,7 @@
 
 #include "bootstrap/host_id.hpp"
 #include "chorus/version.hpp"
+#include "comm/agreement.hpp"
 #include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
@@ -61,6 +62,7 @@ CommImpl::CommImpl(int rank, int nranks, const CommConfig& config)
       recorder_(static_cast<size_t>(settings().traceEntries)) {}
 
 CommImpl::~CommImpl() {
+  heartbeat_.reset();  // first: its thread may be aborting this communicator
   observe::forgetDumper(this);
   worker_.drain();
 }
@@ -113,6 +115,14 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   }
   initialized_.store(true, std::memory_order_release);
   observe::registerDumper(this, [this](const std::string& dir) { (void)dumpFlightRecord(dir, "SIGUSR1", nullptr); });
+  const double period = config_.heartbeatSeconds > 0 ? config_.heartbeatSeconds : settings().heartbeatPeriod;
+  if (period > 0) {
+    const double configured =
+        config_.heartbeatTimeoutSeconds > 0 ? config_.heartbeatTimeoutSeconds : settings().heartbeatTimeout;
+    heartbeat_ = std::make_unique<Heartbeat>(bootstrap_->successor("heartbeat", nranks_, rank_), period,
+                                             configured > 0 ? configured : 4 * period,
+                                             [this](const Status& cause) { abortFor(cause); });
+  }
   CHORUS_INFO(kInit, "rank %d/%d ready: %zu host(s), %s", rank_, nranks_,
               system_.find(topology::NodeKind::kHost).size(),
               machineOversubscribed_ ? "more ranks than cores on this machine (waiters yield early)"
@@ -147,6 +157,12 @@ Status CommImpl::poisonedError() const {
 
 Status CommImpl::failCall(const Status& st) {
   Status out = st;
+  if (aborted_ && failed_.load(std::memory_order_acquire)) {  // ended by an abort: name why it was aborted
+    std::lock_guard<std::mutex> lock(failureMutex_);
+    const bool plainAbort = failure_.message().rfind("the communicator was aborted", 0) == 0;
+    if (!plainAbort && st.message().find(failure_.message()) == std::string::npos)
+      out = Status(st.code(), st.message() + " (" + failure_.message() + ")");
+  }
   // Before the connections close: a peer that sees them close and asks the store finds this cause there.
   if (bootstrap_ && !aborted_) {
     const std::string mine = "rank " + std::to_string(rank_) + " failed: " + st.message();
@@ -639,10 +655,28 @@ Status CommImpl::shrink(const std::vector<int>& excluded, std::unique_ptr<CommIm
   const int newRank =
       rank_ - static_cast<int>(std::lower_bound(excluded.begin(), excluded.end(), rank_) - excluded.begin());
   auto child = std::make_unique<CommImpl>(newRank, newSize, config_);
-  CHORUS_TRY(child->init(bootstrap_->child(tag, newSize, newRank)));
+  CHORUS_TRY(child->init(bootstrap_->successor(tag, newSize, newRank)));
   child->setDeterministic(selector_.deterministic);
   *out = std::move(child);
   return Status::ok();
+}
+
+Status CommImpl::agree(uint32_t* value, std::vector<int>* members, double graceSeconds) {
+  if (!bootstrap_) return invalidUsage("agree: the communicator was never set up");
+  if (!aborted_) worker_.drain();
+  log::RankScope scope(rank_);
+  auto space = bootstrap_->successor("agree" + std::to_string(agreements_++), nranks_, rank_);
+  return chorus::agree(*space, value, members, graceSeconds, config_.timeoutSeconds);
+}
+
+void CommImpl::abortFor(const Status& cause) {
+  if (aborted_) return;
+  if (bootstrap_) {
+    std::string first;
+    bootstrap_->reportFailure("rank " + std::to_string(rank_) + " saw: " + cause.message(), &first);
+  }
+  (void)recordFailure(cause);
+  abort();
 }
 
 void CommImpl::abort() {

@@ -15,6 +15,7 @@
 #include "chorus/communicator.hpp"
 #include "chorus/counters.hpp"
 #include "comm/async_worker.hpp"
+#include "comm/heartbeat.hpp"
 #include "comm/operation.hpp"
 #include "core/call_gate.hpp"
 #include "engine/execution.hpp"
@@ -89,8 +90,13 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   Status split(int color, int key, std::unique_ptr<CommImpl>* out);
   /// `excluded`: sorted, distinct ranks other than this one (checked by Communicator::shrink).
   Status shrink(const std::vector<int>& excluded, std::unique_ptr<CommImpl>* out);
+  /// Communicator::agree, through the store (comm/agreement.hpp).
+  Status agree(uint32_t* value, std::vector<int>* members, double graceSeconds);
 
   void abort();
+  /// Aborts with `cause` (a silent rank, seen by the heartbeat), which the peers find in the store and every
+  /// failing call names.
+  void abortFor(const Status& cause);
   bool aborted() const { return aborted_.load(); }
   const std::atomic<bool>* abortFlag() const { return &aborted_; }
   /// The first failure of any call, kInProgress while a nonblocking communicator has queued work, else ok.
@@ -156,6 +162,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   uint64_t sequence_ = 0;
   int splits_ = 0;
   int shrinks_ = 0;  // apart from splits_: the excluded ranks do not call shrink, so one count would drift
+  int agreements_ = 0;
+  std::unique_ptr<Heartbeat> heartbeat_;  // when the failure detector is on
   std::mutex splitMutex_;
   CommImpl* splitChild_ = nullptr;  // the child a split is initialising, under splitMutex_ (abort() aborts it too)
   int64_t spinIterations_ = 0;      // CHORUS_SPIN, or a short spin when this host has more ranks than cores

@@ -70,6 +70,9 @@ Status Communicator::createJoining(std::function<Status(std::unique_ptr<bootstra
   if (!(config.timeoutSeconds >= 0)) {
     return invalidArgument("create: timeoutSeconds " + std::to_string(config.timeoutSeconds) + " is negative");
   }
+  if (!(config.heartbeatSeconds >= 0) || !(config.heartbeatTimeoutSeconds >= 0)) {
+    return invalidArgument("create: heartbeatSeconds and heartbeatTimeoutSeconds must not be negative");
+  }
   auto comm = std::unique_ptr<Communicator>(new Communicator(std::make_shared<CommImpl>(rank, nranks, config)));
   CommImpl* impl = comm->impl_.get();
   auto init = [impl, join = std::move(join)]() -> Status {
@@ -176,6 +179,15 @@ Status Communicator::splitInGroup(int color, int key, std::unique_ptr<Communicat
   });
   *out = std::move(pending);
   return Status::ok();
+}
+
+Status Communicator::agree(uint32_t* value, std::vector<int>* members, double graceSeconds) {
+  if (!value || !members) return invalidArgument("agree: null value or members");
+  if (!(graceSeconds > 0)) return invalidArgument("agree: graceSeconds must be positive");
+  if (group::active()) return invalidUsage("agree: not supported inside a group");
+  OwnerCall call(impl_->gate());
+  if (!call.entered() && !impl_->aborted()) return remoteError("agree: the communicator is being destroyed");
+  return impl_->agree(value, members, graceSeconds);
 }
 
 int Communicator::rank() const { return impl_->rank(); }

@@ -59,6 +59,10 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_TRACE_DIR", "", "",
      "where flight records are written on a timeout, a failure, an abort and SIGUSR1 (one file per communicator "
      "and rank); unset: only on request (Communicator::dumpFlightRecord)"},
+    {"CHORUS_HEARTBEAT_PERIOD", "", "0",
+     "seconds between a rank's heartbeats through the rendezvous store (0: no heartbeat detector)"},
+    {"CHORUS_HEARTBEAT_TIMEOUT", "", "auto",
+     "seconds without a heartbeat after which a rank is reported dead, stopped or cut off (auto: 4 periods)"},
     {"CHORUS_SPIN", "", "auto",
      "polls before a waiting rank yields its core (auto: 20000, or 16 when ranks outnumber cores)"},
 };
@@ -172,6 +176,10 @@ Settings parse(std::string* errors) {
     s.traceEntries = 2000;
   }
   s.traceDir = str("CHORUS_TRACE_DIR", "", "");
+  if (const char* v = getenv("CHORUS_HEARTBEAT_PERIOD"); v && std::string(v) != "0")
+    s.heartbeatPeriod = seconds("CHORUS_HEARTBEAT_PERIOD", 0);
+  if (const char* v = getenv("CHORUS_HEARTBEAT_TIMEOUT"); v && std::string(v) != "auto")
+    s.heartbeatTimeout = seconds("CHORUS_HEARTBEAT_TIMEOUT", 0);
   tErrors = nullptr;
   return s;
 }

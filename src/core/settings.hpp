@@ -36,6 +36,8 @@ struct Settings {
   std::string ncclAlgo;             // NCCL_ALGO (read when CHORUS_ALGO is unset)
   std::string tuningFile;           // CHORUS_TUNING_FILE
   int64_t traceEntries = 2000;      // CHORUS_TRACE_ENTRIES (0: no flight recorder)
+  double heartbeatPeriod = 0;       // CHORUS_HEARTBEAT_PERIOD (0: no heartbeat)
+  double heartbeatTimeout = 0;      // CHORUS_HEARTBEAT_TIMEOUT (0: 4 periods)
   std::string traceDir;             // CHORUS_TRACE_DIR
 
   /// Whether connections may offer direct transfers at all (CHORUS_DIRECT_THRESHOLD is not 0).

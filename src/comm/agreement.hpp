@@ -1,0 +1,23 @@
+// Fault-tolerant agreement (MPI_Comm_agree's): the ranks that take part agree on the AND of their values and on
+// who took part, even when others are dead, stopped or die during it. It runs through the rendezvous store, not the
+// communicator's connections, so it works on a failed or aborted communicator; the store must outlive the ranks
+// (a framework's store, or a UniqueId's root in a process that lives on).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "chorus/status.hpp"
+
+namespace chorus {
+
+/// One agreement among the `bootstrap`'s ranks (its key space is this agreement's alone). Each caller votes with
+/// `*value`; a rank that has not voted `graceSeconds` after a caller arrived is left out. The first caller whose
+/// wait ends -- every rank voted, or its grace ran out -- decides from the votes the store holds at that moment, and
+/// every caller reads that one decision: *value becomes the AND of the counted votes and *members their ranks. A
+/// caller left out (it came too late) gets an error saying so. `timeoutSeconds` bounds the wait for a decision.
+Status agree(bootstrap::Bootstrap& bootstrap, uint32_t* value, std::vector<int>* members, double graceSeconds,
+             double timeoutSeconds);
+
+}  // namespace chorus
