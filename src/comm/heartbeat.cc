@@ -16,7 +16,18 @@ Heartbeat::Heartbeat(std::unique_ptr<bootstrap::Bootstrap> space, double periodS
   thread_ = std::thread([this] { run(); });
 }
 
+namespace {
+// What a rank adds to its count when its communicator is destroyed: the others stop watching it.
+constexpr int64_t kLeft = int64_t{1} << 40;
+}  // namespace
+
 Heartbeat::~Heartbeat() {
+  {
+    // A rank done with the communicator is not silent: it says it left (a second at most, the store may be gone).
+    TimeoutScope bounded(1.0);
+    int64_t ignored = 0;
+    (void)space_->add("beat/" + std::to_string(space_->rank()), kLeft, &ignored);
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -45,6 +56,7 @@ void Heartbeat::run() {
       if (r == me) continue;
       st = space_->add("beat/" + std::to_string(r), 0, &count);
       if (!st.isOk()) break;
+      if (count >= kLeft) continue;  // it destroyed its communicator
       if (count != seen[r]) {
         seen[r] = count;
         moved[r] = now;
