@@ -132,6 +132,29 @@ TEST_P(Recovery, AStoppedRankIsReportedByTheHeartbeatAndLeftBehind) {
     }
 }
 
+// A rank that is done and destroys its communicator is not silent: the others, still holding theirs, go on.
+TEST(Heartbeat, ARankThatLeftIsNotReported) {
+  setenv("CHORUS_HEARTBEAT_PERIOD", "0.1", 1);
+  setenv("CHORUS_HEARTBEAT_TIMEOUT", "0.4", 1);
+  auto results = runProcesses(3, "shm", [](Communicator& comm) -> std::string {
+    std::unique_ptr<Communicator> mine;  // one the body may destroy (the harness's lives until the process ends)
+    if (Status st = comm.shrink({}, &mine); !st.isOk()) return "shrink: " + st.message();
+    float x = 1;
+    if (Status st = mine->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()); !st.isOk()) return st.message();
+    if (mine->rank() == 1) {
+      mine.reset();  // done: destroyed while the others hold theirs
+      std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+      return "";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    Status st = mine->asyncError();
+    return st.isOk() ? "" : "reported after rank 1 left: " + st.message();
+  });
+  unsetenv("CHORUS_HEARTBEAT_PERIOD");
+  unsetenv("CHORUS_HEARTBEAT_TIMEOUT");
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r << ": " << results[r].message;
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, Recovery, ::testing::Values("shm", "tcp"));
 
 // Runs body(comm) on one thread per rank of a communicator of `n` ranks in this process.
