@@ -35,6 +35,8 @@ struct Options {
   std::string mode = "dp", data = "/usr/share/datasets/fashion-mnist", csv, schedule = "1f1b";
   int ranks = 4, epochs = 2, microBatches = 8;
   int slowRank = -1;  // --slow-rank r:factor
+  int killRank = -1;  // --kill-rank r --at-step s
+  long atStep = 0;
   double slowFactor = 1;
   bool balance = false;
   std::string codec;         // --mode compress
@@ -53,6 +55,7 @@ void usage() {
       "                    [--samples N] [--batch GLOBAL] [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n"
       "                    [--schedule S] [--micro-batches M] [--slow-rank R:F] [--balance on|off]\n"
       "                    [--sync bsp|asp|ssp] [--servers S] [--staleness s] [--replicate on|off]\n"
+      "                    [--kill-rank R --at-step S]\n"
       "Trains an MLP on Fashion-MNIST with chorus's training layer, one thread per rank; prints a line per\n"
       "epoch and, with --csv, the loss and accuracy of every step.\n"
       "  --mode M      single (one rank, the reference), dp (data parallel), zero1/zero2/zero3 (ZeRO stage),\n"
@@ -80,6 +83,9 @@ void usage() {
       "                workers (default 1)\n"
       "  --staleness s ps: ssp's bound (default 2)\n"
       "  --replicate on|off  ps: each server's range kept on the next server too (default off)\n"
+      "  --kill-rank R --at-step S  dp, zero1..3: rank R stops at global step S as a crashed rank would (its\n"
+      "                communicator aborted); each step commits only if every rank agrees it succeeded, and the\n"
+      "                survivors shrink, rebuild their trainer from the last committed state and go on\n"
       "  (--mode bf16: data parallelism computing on bf16 copies of fp32 master weights)\n"
       "  --version     print chorus's version\n"
       "examples: chorus-train --mode single --epochs 1;  chorus-train --mode zero3 --ranks 4 --csv zero3.csv;\n"
@@ -123,9 +129,10 @@ std::string parse(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") return "help";
-    static const char* kFlags[] = {"--mode",    "--ranks", "--epochs", "--samples",  "--batch",         "--lr",
-                                   "--seed",    "--data",  "--csv",    "--schedule", "--micro-batches", "--slow-rank",
-                                   "--balance", "--codec", "--sync",   "--servers",  "--staleness",     "--replicate"};
+    static const char* kFlags[] = {
+        "--mode", "--ranks",   "--epochs",    "--samples",       "--batch",     "--lr",      "--seed",
+        "--data", "--csv",     "--schedule",  "--micro-batches", "--slow-rank", "--balance", "--codec",
+        "--sync", "--servers", "--staleness", "--replicate",     "--kill-rank", "--at-step"};
     if (std::none_of(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }))
       return "unknown argument '" + a + "'";
     if (i + 1 >= argc) return a + " needs a value";
@@ -165,6 +172,10 @@ std::string parse(int argc, char** argv, Options* o) {
       bad = integer(a, v, &o->staleness);
     else if (a == "--replicate")
       bad = onOff(a, v, &o->replicate);
+    else if (a == "--kill-rank")
+      bad = integer(a, v, &o->killRank);
+    else if (a == "--at-step")
+      bad = integer(a, v, &o->atStep);
     else
       o->csv = v;
     if (!bad.empty()) return bad;
@@ -175,6 +186,15 @@ std::string parse(int argc, char** argv, Options* o) {
     return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp, ps, compress, bf16";
   }
   const bool zero = o->mode.rfind("zero", 0) == 0;
+  if (o->killRank >= 0) {
+    if (o->mode != "dp" && o->mode.rfind("zero", 0) != 0)
+      return "--kill-rank goes with --mode dp, zero1, zero2 or zero3";
+    if (o->ranks < 2 || o->killRank >= o->ranks)
+      return "--kill-rank names rank " + std::to_string(o->killRank) + " of " + std::to_string(o->ranks) +
+             " (it needs a survivor)";
+    if (o->slowRank >= 0 || o->balance || !o->codec.empty())
+      return "--kill-rank goes without --slow-rank, --balance and --codec";
+  }
   if (o->mode == "compress" && o->codec.empty()) return "--mode compress needs --codec";
   if (!o->codec.empty() && o->mode != "compress" && !zero)
     return "--codec goes with --mode compress, zero1, zero2 or zero3";
@@ -513,8 +533,115 @@ Status runParamServerRank(Communicator& world, Shared& s) {
   return worker->finish();
 }
 
+// The data-parallel or ZeRO trainer of `comm` for --mode dp and zero1..3.
+std::unique_ptr<Trainer> makeTrainer(const Options& o, Communicator& comm, Sequential& model) {
+  OptimizerConfig optimizer;
+  optimizer.lr = o.lr;
+  if (o.mode.rfind("zero", 0) == 0) {
+    ZeroConfig c;
+    c.stage = o.mode[4] - '0';
+    c.optimizer = optimizer;
+    return std::make_unique<Zero>(comm, model, c);
+  }
+  DataParallelConfig c;
+  c.optimizer = optimizer;
+  return std::make_unique<DataParallel>(comm, model, c);
+}
+
+// --kill-rank r --at-step s. Ranks are threads of this process, so rank r's death is staged as a crash looks to its
+// peers: at step s it aborts its communicator (its connections close) and takes part in nothing more. Every step
+// commits only if every rank agrees it succeeded (Communicator::agree); otherwise no rank applies it. Every rank
+// keeps the last committed state (the trainer's gathered checkpoint, one copy of the model and optimizer state),
+// so after a failure the survivors agree on who is left, shrink, rebuild their trainer on the smaller communicator
+// from that state and go on from the step that failed: no committed step is lost.
+Status runResilientRank(Communicator& world, Shared& s) {
+  const Options& o = s.opt;
+  Communicator* comm = &world;
+  std::unique_ptr<Communicator> shrunk;
+  Sequential model = makeMlp({784, 256, 256, 10});
+  std::unique_ptr<Trainer> trainer = makeTrainer(o, *comm, model);
+  CHORUS_TRY(trainer->init(o.seed));
+  Checkpoint committed;
+  CHORUS_TRY(trainer->exportCheckpoint(&committed));
+  const size_t steps = s.train.labels.size() / o.batch;
+  const long total = static_cast<long>(steps) * o.epochs;
+  std::vector<size_t> order(s.train.labels.size());
+  int shuffled = -1;
+  double epochLoss = 0;
+  auto epochStart = std::chrono::steady_clock::now();
+  for (long globalStep = 0; globalStep < total;) {
+    const int epoch = static_cast<int>(globalStep / static_cast<long>(steps));
+    const size_t step = static_cast<size_t>(globalStep % static_cast<long>(steps));
+    if (epoch != shuffled) shuffle(o, shuffled = epoch, &order);
+    if (world.rank() == o.killRank && globalStep == o.atStep) {
+      printf("rank %d: stops at step %ld (its communicator aborted, as a crashed rank's connections close)\n",
+             world.rank(), globalStep);
+      world.abort();
+      return Status::ok();
+    }
+    const size_t local = o.batch / static_cast<size_t>(comm->size());  // equal shares; a remainder goes unused
+    Tensor x(local, 784);
+    std::vector<int> labels(local);
+    for (size_t i = 0; i < local; ++i) {
+      const size_t sample = order[step * o.batch + local * static_cast<size_t>(comm->rank()) + i];
+      std::copy_n(s.train.images.row(sample), 784, x.row(i));
+      labels[i] = s.train.labels[sample];
+    }
+    LossResult r;
+    Status st = trainer->forwardBackward(x, labels, &r);
+    if (st.isOk()) st = trainer->step();
+    double loss = r.loss;
+    if (st.isOk()) st = comm->allReduce(&loss, &loss, 1, DataType::kFloat64, RedOp::sum());
+    uint32_t succeeded = st.isOk() ? 1 : 0;
+    std::vector<int> members;
+    CHORUS_TRY(comm->agree(&succeeded, &members, 2.0));
+    if (succeeded && static_cast<int>(members.size()) == comm->size()) {
+      Checkpoint next;
+      if (trainer->exportCheckpoint(&next).isOk()) committed = std::move(next);  // else the next step's vote fails
+      epochLoss += loss / comm->size();
+      ++globalStep;
+      if (globalStep % static_cast<long>(steps) == 0) {
+        double accuracy = 0;
+        CHORUS_TRY(evaluate(*comm, *trainer, s, false, &accuracy));
+        if (comm->rank() == 0)
+          printf("%-6s epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.1f s  on %d ranks\n", o.mode.c_str(), epoch + 1,
+                 o.epochs, epochLoss / static_cast<double>(steps), 100 * accuracy,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - epochStart).count(), comm->size());
+        epochLoss = 0;
+        epochStart = std::chrono::steady_clock::now();
+      }
+      continue;
+    }
+    // Not every rank succeeded, or not every rank voted: nobody keeps this step. The ranks left out are excluded.
+    std::vector<int> excluded;
+    for (int q = 0; q < comm->size(); ++q)
+      if (std::find(members.begin(), members.end(), q) == members.end()) excluded.push_back(q);
+    const auto failed = std::chrono::steady_clock::now();
+    std::unique_ptr<Communicator> next;
+    CHORUS_TRY(comm->shrink(excluded, &next));
+    shrunk = std::move(next);
+    comm = shrunk.get();
+    model = makeMlp({784, 256, 256, 10});
+    trainer = makeTrainer(o, *comm, model);
+    CHORUS_TRY(trainer->init(o.seed));
+    CHORUS_TRY(trainer->importCheckpoint(committed));
+    if (comm->rank() == 0) {
+      const size_t used = o.batch / static_cast<size_t>(comm->size()) * static_cast<size_t>(comm->size());
+      printf("step %ld failed (%s); %zu rank(s) left out, going on with %d ranks from step %ld after %.3f s%s\n",
+             globalStep, st.isOk() ? "a rank did not vote" : st.message().c_str(), excluded.size(), comm->size(),
+             globalStep, std::chrono::duration<double>(std::chrono::steady_clock::now() - failed).count(),
+             used == o.batch ? ""
+                             : ("; each step now uses " + std::to_string(used) + " of the batch's " +
+                                std::to_string(o.batch) + " samples (equal shares)")
+                                   .c_str());
+    }
+  }
+  return Status::ok();
+}
+
 Status runRank(Communicator& world, Shared& s) {
   const Options& o = s.opt;
+  if (o.killRank >= 0) return runResilientRank(world, s);
   if (o.mode == "pp") return runPipelineRank(world, s);
   if (o.mode == "ps") return runParamServerRank(world, s);
   if (o.slowRank >= 0 || o.balance) return runBalancedRank(world, s);

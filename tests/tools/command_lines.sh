@@ -52,6 +52,9 @@ expect_refused "--codec goes with --mode compress" "$build/tools/chorus-train" -
 expect_refused "--mode compress needs --codec" "$build/tools/chorus-train" --mode compress
 expect_refused "unknown gradient codec 'zip'" "$build/tools/chorus-train" --mode compress --codec zip
 expect_refused "--ranks needs a non-negative integer" "$build/tools/chorus-train" --ranks many
+expect_refused "--kill-rank goes with --mode dp, zero1, zero2 or zero3" "$build/tools/chorus-train" --mode ps --kill-rank 1
+expect_refused "--kill-rank names rank 4 of 4 (it needs a survivor)" "$build/tools/chorus-train" --kill-rank 4
+expect_refused "--kill-rank goes without --slow-rank" "$build/tools/chorus-train" --kill-rank 1 --slow-rank 2:2
 expect_refused "--csv" "$build/tools/chorus-info" --csv abc
 # chorus-info lists every setting: an invalid one is shown as such, with what is accepted.
 info=$(CHORUS_TIMEOUT=abc "$build/tools/chorus-info" 2>&1)
