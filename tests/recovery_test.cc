@@ -155,6 +155,32 @@ TEST(Heartbeat, ARankThatLeftIsNotReported) {
   for (int r = 0; r < 3; ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r << ": " << results[r].message;
 }
 
+// A revoke on one rank ends the others' waiting calls and every later call, naming it; the ranks can still shrink.
+TEST_P(Recovery, ARevokeEndsEveryRanksCallsAndShrinkStillWorks) {
+  auto results = runProcesses(kRanks, GetParam(), [](Communicator& comm) -> std::string {
+    float x = 1;
+    if (Status st = comm.allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()); !st.isOk()) return st.message();
+    const auto start = std::chrono::steady_clock::now();
+    if (comm.rank() == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the others are waiting in the next call
+      comm.revoke();
+    }
+    Status st = comm.allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (st.isOk()) return "a call after the revoke succeeded";
+    if (st.message().find("rank 0 revoked the communicator") == std::string::npos) return "the error: " + st.message();
+    if (seconds > 5) return "the waiting call ended " + std::to_string(seconds) + " s after the revoke";
+    if (comm.allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk()) return "a later call succeeded";
+    std::unique_ptr<Communicator> fresh;
+    if (Status s = comm.shrink({}, &fresh); !s.isOk()) return "shrink: " + s.message();
+    x = 1;
+    if (Status s = fresh->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()); !s.isOk() || x != kRanks)
+      return "after the shrink: " + s.message();
+    return "";
+  });
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r << ": " << results[r].message;
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, Recovery, ::testing::Values("shm", "tcp"));
 
 // Runs body(comm) on one thread per rank of a communicator of `n` ranks in this process.

@@ -98,6 +98,11 @@ class Communicator {
   /// it have left, and closes the connections so the peers learn it at once. Safe from any thread at any time; the
   /// object stays valid until destroyed, and every later call fails.
   void abort();
+  /// ULFM's revoke (MPIX_Comm_revoke): ends this rank's pending calls and every other rank's, and makes every later
+  /// call on any rank fail at once, each error naming "rank R revoked the communicator". Local and non-blocking:
+  /// the cause goes to the rendezvous store and this rank's connections close, which ends the peers' waits and
+  /// their next calls. The communicator can then still agree() and shrink(). Safe from any thread.
+  void revoke();
   /// The communicator's error state: the first failure of any call (a dead or closed peer, a timeout, an abort,
   /// a failed init), kInProgress while queued work of a nonblocking communicator runs, ok otherwise.
   Status asyncError() const;

@@ -193,6 +193,9 @@ Status Communicator::agree(uint32_t* value, std::vector<int>* members, double gr
 int Communicator::rank() const { return impl_->rank(); }
 int Communicator::size() const { return impl_->size(); }
 void Communicator::abort() { impl_->abort(); }
+void Communicator::revoke() {
+  impl_->abortFor(remoteError("rank " + std::to_string(rank()) + " revoked the communicator"));
+}
 Status Communicator::asyncError() const { return impl_->asyncError(); }
 bool Communicator::blocking() const { return impl_->blocking(); }
 void Communicator::setDeterministic(bool on) {
@@ -218,9 +221,17 @@ bool movesNothing(const Operation& op) {
   return op.count == 0 && !p2p && op.type != CollType::kAlltoAllv;
 }
 
+// A call on an aborted communicator: the error names why it was aborted when that was not abort() itself (a revoke,
+// a silent rank).
+Status abortedError(const CommImpl& impl, const char* name) {
+  const std::string cause = impl.asyncError().message();
+  const bool plain = cause.empty() || cause.rfind("the communicator was aborted", 0) == 0;
+  return remoteError(std::string(name) + ": the communicator was aborted" + (plain ? "" : " (" + cause + ")"));
+}
+
 Status run(CommImpl& impl, Operation op) {
   OwnerCall call(impl.gate());
-  if (!call.entered()) return remoteError(std::string(algo::collName(op.type)) + ": the communicator was aborted");
+  if (!call.entered()) return abortedError(impl, algo::collName(op.type));
   // A nonblocking communicator's init may still be queued ahead of this call; its worker reports a failed init.
   if (impl.blocking() && !impl.initialized()) {
     return invalidUsage("communicator is not initialized (did its init fail?)");
@@ -244,7 +255,7 @@ Status run(CommImpl& impl, Operation op) {
 Request runAsync(CommImpl& impl, Operation op) {
   OwnerCall call(impl.gate());
   const char* name = algo::collName(op.type);
-  Status st = !call.entered() ? remoteError(std::string(name) + ": the communicator was aborted")
+  Status st = !call.entered() ? abortedError(impl, name)
               : group::active()
                   ? invalidUsage(std::string(name) + ": an async call inside a group (use the blocking call there)")
               : impl.initialized() || !impl.blocking()
