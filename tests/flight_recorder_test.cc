@@ -21,6 +21,7 @@
 
 #include "chorus/communicator.hpp"
 #include "core/settings.hpp"
+#include "tests/support/thread_ranks.hpp"
 
 namespace chorus {
 namespace {
@@ -28,6 +29,7 @@ namespace {
 using observe::FlightEntry;
 using observe::FlightRecorder;
 using observe::OpState;
+using testing::onThreads;
 
 TEST(FlightRecorder, KeepsTheLastEntriesInOrder) {
   FlightRecorder ring(3);
@@ -81,15 +83,6 @@ std::string readFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// Runs body(comm) on one thread per rank of a communicator of `n` ranks in this process.
-void onThreads(int n, const std::function<void(Communicator&)>& body) {
-  std::vector<std::unique_ptr<Communicator>> comms;
-  ASSERT_TRUE(Communicator::createLocal(n, &comms).isOk());
-  std::vector<std::thread> threads;
-  for (auto& c : comms) threads.emplace_back([&body, &c] { body(*c); });
-  for (auto& t : threads) t.join();
 }
 
 TEST(FlightRecorder, EveryRankRecordsItsCallsAndWritesThemOnRequest) {

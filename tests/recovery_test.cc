@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/support/process_ranks.hpp"
+#include "tests/support/thread_ranks.hpp"
 
 namespace chorus::testing {
 namespace {
@@ -182,15 +183,6 @@ TEST_P(Recovery, ARevokeEndsEveryRanksCallsAndShrinkStillWorks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Recovery, ::testing::Values("shm", "tcp"));
-
-// Runs body(comm) on one thread per rank of a communicator of `n` ranks in this process.
-void onThreads(int n, const std::function<void(Communicator&)>& body) {
-  std::vector<std::unique_ptr<Communicator>> comms;
-  ASSERT_TRUE(Communicator::createLocal(n, &comms).isOk());
-  std::vector<std::thread> threads;
-  for (auto& c : comms) threads.emplace_back([&body, &c] { body(*c); });
-  for (auto& t : threads) t.join();
-}
 
 TEST(Agreement, EveryRankAgreesOnTheAndOfTheValues) {
   std::vector<uint32_t> values(5);
