@@ -16,7 +16,9 @@ namespace chorus {
 /// `*value`; a rank that has not voted `graceSeconds` after a caller arrived is left out. The first caller whose
 /// wait ends -- every rank voted, or its grace ran out -- decides from the votes the store holds at that moment, and
 /// every caller reads that one decision: *value becomes the AND of the counted votes and *members their ranks. A
-/// caller left out (it came too late) gets an error saying so. `timeoutSeconds` bounds the wait for a decision.
+/// caller left out (it came too late) gets an error saying so. `timeoutSeconds` bounds the wait for a decision: the
+/// one case it ends an agreement is a decider that dies between claiming the decision and writing it (a few store
+/// round trips), where the others fail with a timeout rather than decide twice.
 Status agree(bootstrap::Bootstrap& bootstrap, uint32_t* value, std::vector<int>* members, double graceSeconds,
              double timeoutSeconds);
 
