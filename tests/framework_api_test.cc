@@ -37,9 +37,10 @@ void expectAllPassed(const std::vector<std::string>& errors) {
 
 std::string failed(const char* what, const Status& st) { return std::string(what) + ": " + st.message(); }
 
-// A store in this process, as a framework's would be: keys and counters under one lock.
+// A store in this process, as a framework's would be: keys and counters under one lock; set-if-absent optional.
 class MemoryStore : public Store {
  public:
+  explicit MemoryStore(bool setsIfAbsent = true) : setsIfAbsent_(setsIfAbsent) {}
   Status set(const std::string& key, const std::string& value) override {
     std::lock_guard<std::mutex> lock(mutex_);
     values_[key] = value;
@@ -59,8 +60,15 @@ class MemoryStore : public Store {
     v = std::to_string(*result);
     return Status::ok();
   }
+  Status setIfAbsent(const std::string& key, const std::string& value, std::string* stored) override {
+    if (!setsIfAbsent_) return Store::setIfAbsent(key, value, stored);
+    std::lock_guard<std::mutex> lock(mutex_);
+    *stored = values_.emplace(key, value).first->second;
+    return Status::ok();
+  }
 
  private:
+  const bool setsIfAbsent_;
   std::mutex mutex_;
   std::map<std::string, std::string> values_;
 };
@@ -252,6 +260,28 @@ TEST(FrameworkStore, ItsErrorsNameIt) {
   EXPECT_NE(st.message().find("the framework's store"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("connection reset"), std::string::npos) << st.message();
   EXPECT_EQ(Communicator::create(nullptr, "job", 2, 0, &comm).code(), ErrorCode::kInvalidArgument);
+}
+
+// Agreement keeps the first rank's proposal where the store can set-if-absent, and lets one rank decide where it
+// cannot: the same result either way.
+TEST(FrameworkStore, AgreementWithAndWithoutSetIfAbsent) {
+  constexpr int n = 3;
+  for (bool setsIfAbsent : {true, false}) {
+    auto store = std::make_shared<MemoryStore>(setsIfAbsent);
+    expectAllPassed(onThreads(n, [&](int r) -> std::string {
+      std::unique_ptr<Communicator> comm;
+      if (Status st = Communicator::create(store, "agree", n, r, &comm); !st.isOk()) return failed("create", st);
+      for (int round = 0; round < 3; ++round) {
+        uint32_t v = 0xf0u | (1u << r);
+        std::vector<int> members;
+        if (Status st = comm->agree(&v, &members, 5.0); !st.isOk()) return failed("agree", st);
+        if (v != 0xf0u || members != std::vector<int>{0, 1, 2})
+          return "round " + std::to_string(round) + ": value " + std::to_string(v) + ", " +
+                 std::to_string(members.size()) + " members";
+      }
+      return "";
+    }));
+  }
 }
 
 TEST(FrameworkStore, AMissingRankEndsInTheCommunicatorsTimeout) {

@@ -223,12 +223,13 @@ TEST(Agreement, BadArgumentsAreNamed) {
 }
 
 // A rank killed at a random moment around the agreement: every survivor returns in bounded time, and all return
-// the same decision (with the victim counted in if its vote was in before the decision, else without it).
+// the same decision (with the victim counted in if its vote was in before the decision, else without it), also when
+// the victim dies between proposing a decision and reading it.
 TEST(Agreement, AKillAtARandomMomentLeavesTheSurvivorsOfOneMind) {
   const std::string dir = ::testing::TempDir() + "agree_" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
-  for (int trial = 0; trial < 4; ++trial) {
-    const int delayUs = trial * 1500;  // before, during and after the victim's vote
+  for (int trial = 0; trial < 8; ++trial) {
+    const int delayUs = trial * 1000;  // before, during and after the victim's vote and its proposal
     auto results = runProcesses(
         kRanks, "shm",
         [&](Communicator& comm) -> std::string {

@@ -22,6 +22,12 @@ class Store {
   virtual Status tryGet(const std::string& key, std::string* value, bool* found) = 0;
   /// Adds `delta` to the integer at `key` (0 when absent) and returns the new value, atomically across ranks.
   virtual Status add(const std::string& key, int64_t delta, int64_t* result) = 0;
+  /// Optional: sets `key` to `value` unless it is set already, and returns in *stored the value it holds afterwards
+  /// (the first writer's), atomically across ranks; c10d's compareSet with an empty expected value. Agreement
+  /// (Communicator::agree) uses it so that the death of any rank during an agreement leaves the others one decision.
+  /// A store without it (this default, kInvalidUsage) makes one rank decide alone: if that rank dies while
+  /// deciding, the others wait until their timeout.
+  virtual Status setIfAbsent(const std::string& key, const std::string& value, std::string* stored);
 };
 
 }  // namespace chorus

@@ -69,4 +69,19 @@ Status PythonStore::add(const std::string& key, int64_t delta, int64_t* result) 
   }
 }
 
+Status PythonStore::setIfAbsent(const std::string& key, const std::string& value, std::string* stored) {
+  nb::gil_scoped_acquire gil;
+  if (!nb::hasattr(store_, "compare_set")) return Store::setIfAbsent(key, value, stored);
+  try {
+    nb::bytes now =
+        nb::cast<nb::bytes>(store_.attr("compare_set")(key, nb::bytes(""), nb::bytes(value.data(), value.size())));
+    stored->assign(now.c_str(), now.size());
+    return Status::ok();
+  } catch (nb::python_error& e) {
+    return failure("compare_set", key, e);
+  } catch (nb::cast_error&) {
+    return remoteError("the Python store's compare_set('" + key + "') returned no bytes");
+  }
+}
+
 }  // namespace chorus::python

@@ -1,4 +1,5 @@
-// A Python object as chorus's rendezvous Store: any object with set/get/add, as torch.distributed's stores have.
+// A Python object as chorus's rendezvous Store: any object with set/get/add (and compare_set, optional), as
+// torch.distributed's stores have.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -16,6 +17,8 @@ class PythonStore : public Store {
   Status set(const std::string& key, const std::string& value) override;
   Status tryGet(const std::string& key, std::string* value, bool* found) override;
   Status add(const std::string& key, int64_t delta, int64_t* result) override;
+  /// Through the object's compare_set(key, b"", value) where it has one (torch's stores do).
+  Status setIfAbsent(const std::string& key, const std::string& value, std::string* stored) override;
 
  private:
   nanobind::object store_;

@@ -41,4 +41,15 @@ Status TorchStore::add(const std::string& key, int64_t delta, int64_t* result) {
   }
 }
 
+Status TorchStore::setIfAbsent(const std::string& key, const std::string& value, std::string* stored) {
+  try {
+    // An absent key and an empty expected value: c10d sets it and returns the new value; a set key: its value.
+    std::vector<uint8_t> now = store_->compareSet(key, {}, std::vector<uint8_t>(value.begin(), value.end()));
+    stored->assign(now.begin(), now.end());
+    return Status::ok();
+  } catch (const std::exception& e) {
+    return failure("compareSet", key, e);
+  }
+}
+
 }  // namespace chorus::torch_backend

@@ -14,6 +14,7 @@ class TorchStore : public Store {
   Status set(const std::string& key, const std::string& value) override;
   Status tryGet(const std::string& key, std::string* value, bool* found) override;
   Status add(const std::string& key, int64_t delta, int64_t* result) override;
+  Status setIfAbsent(const std::string& key, const std::string& value, std::string* stored) override;
 
  private:
   c10::intrusive_ptr<c10d::Store> store_;

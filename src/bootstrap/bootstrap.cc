@@ -82,6 +82,10 @@ Status Bootstrap::add(const std::string& tag, int64_t delta, int64_t* result) {
   return store_->add(key(tag), delta, result);
 }
 
+Status Bootstrap::setIfAbsent(const std::string& tag, const std::string& value, std::string* stored) {
+  return store_->setIfAbsent(key(tag), value, stored);
+}
+
 Status Bootstrap::allGather(const std::string& tag, const std::string& mine, std::vector<std::string>* all) {
   CHORUS_TRY(set(tag + "/" + std::to_string(rank_), mine));
   all->assign(nranks_, {});

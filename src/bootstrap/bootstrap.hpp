@@ -34,6 +34,9 @@ class Bootstrap {
   /// Adds `delta` to the integer under `tag` (0 when absent) and returns the new value, atomically across ranks;
   /// a delta of 0 reads it at once.
   Status add(const std::string& tag, int64_t delta, int64_t* result);
+  /// Sets `tag` to `value` unless it is set; *stored is what it holds afterwards (the first writer's). kInvalidUsage
+  /// where the store cannot (a framework's store without setIfAbsent).
+  Status setIfAbsent(const std::string& tag, const std::string& value, std::string* stored);
 
   /// This rank starts setting up the communicator, finishes it, or gives up with `why`: while any rank is between
   /// begin and finish, its failure (or its process's end) fails every other rank's setup waits at once with that

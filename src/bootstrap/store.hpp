@@ -29,6 +29,9 @@ class KeyValueStore {
   virtual Status get(const std::string& key, std::string* value, const Deadline& deadline) = 0;
   /// Adds `delta` to the integer at `key` (0 when absent) and returns the new value.
   virtual Status add(const std::string& key, int64_t delta, int64_t* result) = 0;
+  /// Sets `key` to `value` unless it is set already; *stored is what it holds afterwards (the first writer's).
+  /// kInvalidUsage: the store cannot (a framework's store without it, chorus::Store::setIfAbsent).
+  virtual Status setIfAbsent(const std::string& key, const std::string& value, std::string* stored) = 0;
 
   /// Setup of the communicator whose keys live under `space`: this client's `rank` (of `nranks`) starts it, finishes
   /// it, or fails it with `why`. Once some rank failed `space`, requests on keys under it fail with the first cause
@@ -49,6 +52,7 @@ class StoreClient : public KeyValueStore {
   Status set(const std::string& key, const std::string& value) override;
   Status get(const std::string& key, std::string* value, const Deadline& deadline) override;
   Status add(const std::string& key, int64_t delta, int64_t* result) override;
+  Status setIfAbsent(const std::string& key, const std::string& value, std::string* stored) override;
   Status join(const std::string& space, int rank, int nranks) override;
   Status ready(const std::string& space) override;
   Status fail(const std::string& space, const std::string& why) override;
@@ -64,8 +68,9 @@ class StoreClient : public KeyValueStore {
 
 /// Wire format shared by client and server.
 namespace wire {
-inline constexpr uint64_t kHelloMagic = 0x63686f7275735354ull;                             // "chorusST"
-inline constexpr uint32_t kSet = 1, kGet = 2, kAdd = 3, kJoin = 4, kFail = 5, kReady = 6;  // kReady is the last
+inline constexpr uint64_t kHelloMagic = 0x63686f7275735354ull;  // "chorusST"
+inline constexpr uint32_t kSet = 1, kGet = 2, kAdd = 3, kJoin = 4, kFail = 5, kReady = 6, kSetIfAbsent = 7;
+inline constexpr uint32_t kLastOp = kSetIfAbsent;
 inline constexpr uint32_t kOk = 0, kFailed = 1;  // a failed reply's value is the cause
 inline constexpr uint32_t kMaxKey = 4096;
 inline constexpr uint64_t kMaxValue = 64ull << 20;

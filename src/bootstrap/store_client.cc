@@ -91,6 +91,10 @@ Status StoreClient::add(const std::string& key, int64_t delta, int64_t* result) 
   return Status::ok();
 }
 
+Status StoreClient::setIfAbsent(const std::string& key, const std::string& value, std::string* stored) {
+  return request(wire::kSetIfAbsent, key, value, stored, Deadline::fromSettings());
+}
+
 Status StoreClient::join(const std::string& space, int rank, int nranks) {
   std::string ignored;
   return request(wire::kJoin, space, std::to_string(rank) + " " + std::to_string(nranks), &ignored,

@@ -191,7 +191,7 @@ class StoreServer {
     if (c.inbox.size() < sizeof(wire::RequestHeader)) return false;
     wire::RequestHeader h;
     memcpy(&h, c.inbox.data(), sizeof(h));
-    if (h.keyBytes > wire::kMaxKey || h.valueBytes > wire::kMaxValue || h.op < wire::kSet || h.op > wire::kReady) {
+    if (h.keyBytes > wire::kMaxKey || h.valueBytes > wire::kMaxValue || h.op < wire::kSet || h.op > wire::kLastOp) {
       drop(c, "malformed request");
       return false;
     }
@@ -256,14 +256,12 @@ class StoreServer {
       return;
     }
     if (op == wire::kSet) {
-      data_[key] = value;
       reply(c.fd, sequence, wire::kOk, "");
-      auto it = waiters_.find(key);
-      if (it != waiters_.end()) {
-        std::vector<Waiter> answered = std::move(it->second);
-        waiters_.erase(it);
-        for (const Waiter& w : answered) reply(w.fd, w.sequence, wire::kOk, value);
-      }
+      store(key, value);
+    } else if (op == wire::kSetIfAbsent) {
+      auto it = data_.find(key);
+      reply(c.fd, sequence, wire::kOk, it != data_.end() ? it->second : value);
+      if (it == data_.end()) store(key, value);
     } else if (op == wire::kGet) {
       auto it = data_.find(key);
       if (it != data_.end())
@@ -279,6 +277,16 @@ class StoreServer {
       stored.assign(reinterpret_cast<const char*>(&current), sizeof(current));
       reply(c.fd, sequence, wire::kOk, stored);
     }
+  }
+
+  // Sets `key` and answers the gets waiting for it.
+  void store(const std::string& key, const std::string& value) {
+    data_[key] = value;
+    auto it = waiters_.find(key);
+    if (it == waiters_.end()) return;
+    std::vector<Waiter> answered = std::move(it->second);
+    waiters_.erase(it);
+    for (const Waiter& w : answered) reply(w.fd, w.sequence, wire::kOk, value);
   }
 
   // Replies to the client on `fd`, if it is still there (an earlier reply may have dropped it).

@@ -4,6 +4,14 @@
 #include <chrono>
 #include <thread>
 
+namespace chorus {
+
+Status Store::setIfAbsent(const std::string& key, const std::string&, std::string*) {
+  return invalidUsage("the framework's store cannot set '" + key + "' only where it is absent");
+}
+
+}  // namespace chorus
+
 namespace chorus::bootstrap {
 namespace {
 
@@ -61,6 +69,12 @@ Status UserStore::get(const std::string& key, std::string* value, const Deadline
 Status UserStore::add(const std::string& key, int64_t delta, int64_t* result) {
   CHORUS_TRY(failureOver(key));
   return storeError(store_->add(key, delta, result), "add", key);
+}
+
+Status UserStore::setIfAbsent(const std::string& key, const std::string& value, std::string* stored) {
+  CHORUS_TRY(failureOver(key));
+  Status st = store_->setIfAbsent(key, value, stored);
+  return st.code() == ErrorCode::kInvalidUsage ? st : storeError(st, "set-if-absent", key);
 }
 
 Status UserStore::join(const std::string& space, int /*rank*/, int /*nranks*/) {

@@ -21,6 +21,7 @@ class UserStore : public KeyValueStore {
   Status set(const std::string& key, const std::string& value) override;
   Status get(const std::string& key, std::string* value, const Deadline& deadline) override;
   Status add(const std::string& key, int64_t delta, int64_t* result) override;
+  Status setIfAbsent(const std::string& key, const std::string& value, std::string* stored) override;
   Status join(const std::string& space, int rank, int nranks) override;
   Status ready(const std::string& space) override;
   Status fail(const std::string& space, const std::string& why) override;

@@ -13,7 +13,8 @@ namespace {
 // Votes are stored as value + 1 through add(), so that add(key, 0) reads a vote at once and 0 means "none yet".
 std::string voteKey(int rank) { return "vote/" + std::to_string(rank); }
 
-Status decide(bootstrap::Bootstrap& b) {
+// The decision from the votes in the store now: "<AND of the votes> <rank> <rank> ...".
+Status proposal(bootstrap::Bootstrap& b, std::string* decision) {
   uint32_t all = ~uint32_t{0};
   std::string members;
   for (int r = 0; r < b.nranks(); ++r) {
@@ -23,7 +24,23 @@ Status decide(bootstrap::Bootstrap& b) {
     all &= static_cast<uint32_t>(vote - 1);
     members += " " + std::to_string(r);
   }
-  return b.set("decision", std::to_string(all) + members);
+  *decision = std::to_string(all) + members;
+  return Status::ok();
+}
+
+// The one decision: the first proposal the store kept. A store that cannot keep the first of several (kInvalidUsage)
+// gets one proposal, from the first rank here; the others wait for it.
+Status decide(bootstrap::Bootstrap& b, double timeoutSeconds, std::string* decision) {
+  std::string mine;
+  CHORUS_TRY(proposal(b, &mine));
+  Status st = b.setIfAbsent("decision", mine, decision);
+  if (st.code() != ErrorCode::kInvalidUsage) return st;
+  int64_t deciders = 0;
+  CHORUS_TRY(b.add("decider", 1, &deciders));
+  if (deciders == 1) CHORUS_TRY(b.set("decision", mine));
+  TimeoutScope timeout(timeoutSeconds);
+  st = b.get("decision", decision);
+  return st.isOk() ? st : st.withContext("agreement: waiting for the decision");
 }
 
 }  // namespace
@@ -39,13 +56,8 @@ Status agree(bootstrap::Bootstrap& b, uint32_t* value, std::vector<int>* members
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     CHORUS_TRY(b.add("arrived", 0, &arrived));
   }
-  int64_t deciders = 0;
-  CHORUS_TRY(b.add("decider", 1, &deciders));
-  if (deciders == 1) CHORUS_TRY(decide(b));
-  TimeoutScope timeout(timeoutSeconds);
   std::string decision;
-  Status st = b.get("decision", &decision);
-  if (!st.isOk()) return st.withContext("agreement: waiting for the decision");
+  CHORUS_TRY(decide(b, timeoutSeconds, &decision));
   std::istringstream in(decision);
   int64_t all = 0;
   in >> all;
