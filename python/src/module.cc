@@ -3,6 +3,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -474,8 +475,9 @@ NB_MODULE(_chorus, m) {
           },
           "store"_a, "prefix"_a, "nranks"_a, "rank"_a, "timeout"_a = 0.0, "algorithm"_a = "",
           "Ranks meet through `store`: any object with set(key: str, value: bytes), get(key: str) -> bytes that "
-          "raises KeyError or returns None while the key is absent, and add(key: str, delta: int) -> int "
-          "(torch.distributed's TCPStore has them).")
+          "raises KeyError or returns None while the key is absent, and add(key: str, delta: int) -> int; "
+          "optional compare_set(key, expected, desired) -> bytes, which agree() uses (torch.distributed's TCPStore "
+          "has them all).")
       .def_prop_ro("rank", [](PyCommunicator& self) { return self.comm().rank(); })
       .def_prop_ro("size", [](PyCommunicator& self) { return self.comm().size(); })
       .def(
@@ -488,6 +490,30 @@ NB_MODULE(_chorus, m) {
           },
           "color"_a, "key"_a = 0,
           "Ranks with the same color form a new communicator ordered by (key, rank); color -1 joins none (None).")
+      .def(
+          "agree",
+          [](PyCommunicator& self, uint32_t value, double grace) {
+            std::vector<int> members;
+            Status st;
+            {
+              nb::gil_scoped_release release;  // a Python store takes the GIL on chorus's calls
+              st = self.comm().agree(&value, &members, grace);
+            }
+            check(st);
+            return std::make_pair(value, members);
+          },
+          "value"_a, "grace"_a = 1.0,
+          "Fault-tolerant agreement (MPI_Comm_agree): returns (AND of the callers' values, their ranks). A rank not "
+          "calling within `grace` seconds of another is left out; also after a failure or abort().")
+      .def(
+          "shrink",
+          [](PyCommunicator& self, const std::vector<int>& excluded) {
+            Communicator& comm = self.comm();
+            return PyCommunicator(
+                created([&](std::unique_ptr<Communicator>* out) { return comm.shrink(excluded, out); }));
+          },
+          "excluded"_a,
+          "A communicator of the ranks not in `excluded`, renumbered in order; also after a rank died or abort().")
       .def(
           "abort", [](PyCommunicator& self) { self.comm().abort(); },
           "Ends every call of this communicator with an error; safe from any thread.")

@@ -134,6 +134,28 @@ def test_ranks_meet_through_a_python_store():
     run_ranks(store_body, 2)
 
 
+def survivors_body(rank, n, port):
+    import os
+
+    import torch.distributed as dist
+
+    store = dist.TCPStore("127.0.0.1", port, n, rank == 0)  # rank 0 hosts it and survives
+    comm = chorus.Communicator.from_store(store, "survivors", n, rank, timeout=20)
+    if rank == 2:
+        os._exit(0)  # dies without a word
+    value, members = comm.agree(0b110 | rank, grace=0.5)
+    assert (value, members) == (0b110, [0, 1]), (value, members)
+    with comm.shrink([r for r in range(n) if r not in members]) as survivors:
+        assert (survivors.rank, survivors.size) == (rank, 2)
+        x = np.full(4, rank + 1, np.int64)
+        survivors.all_reduce(x)
+        np.testing.assert_array_equal(x, [3] * 4)
+
+
+def test_survivors_agree_and_shrink_through_a_python_store():
+    run_ranks(survivors_body, 3, expect_exit={2})
+
+
 def timeout_body(rank, n, port, uid_bytes):
     import time
 
