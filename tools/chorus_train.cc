@@ -21,6 +21,7 @@
 #include "chorus/training/moe.hpp"
 #include "chorus/training/param_server/param_server.hpp"
 #include "chorus/training/pipeline/pipeline_parallel.hpp"
+#include "chorus/training/shard_keeper.hpp"
 #include "chorus/training/tensor_parallel.hpp"
 #include "chorus/training/zero.hpp"
 #include "tools/fashion_mnist.hpp"
@@ -34,9 +35,11 @@ namespace {
 struct Options {
   std::string mode = "dp", data = "/usr/share/datasets/fashion-mnist", csv, schedule = "1f1b";
   int ranks = 4, epochs = 2, microBatches = 8;
-  int slowRank = -1;  // --slow-rank r:factor
-  int killRank = -1;  // --kill-rank r --at-step s
+  int slowRank = -1;           // --slow-rank r:factor
+  std::vector<int> killRanks;  // --kill-rank r[,r...] --at-step s
   long atStep = 0;
+  long diskEvery = 0;  // --disk-every n --disk-dir d
+  std::string diskDir;
   double slowFactor = 1;
   bool balance = false;
   std::string codec;         // --mode compress
@@ -55,7 +58,7 @@ void usage() {
       "                    [--samples N] [--batch GLOBAL] [--lr LR] [--seed S] [--data DIR] [--csv FILE]\n"
       "                    [--schedule S] [--micro-batches M] [--slow-rank R:F] [--balance on|off]\n"
       "                    [--sync bsp|asp|ssp] [--servers S] [--staleness s] [--replicate on|off]\n"
-      "                    [--kill-rank R --at-step S]\n"
+      "                    [--kill-rank R[,R...] --at-step S [--disk-every N --disk-dir DIR]]\n"
       "Trains an MLP on Fashion-MNIST with chorus's training layer, one thread per rank; prints a line per\n"
       "epoch and, with --csv, the loss and accuracy of every step.\n"
       "  --mode M      single (one rank, the reference), dp (data parallel), zero1/zero2/zero3 (ZeRO stage),\n"
@@ -83,13 +86,31 @@ void usage() {
       "                workers (default 1)\n"
       "  --staleness s ps: ssp's bound (default 2)\n"
       "  --replicate on|off  ps: each server's range kept on the next server too (default off)\n"
-      "  --kill-rank R --at-step S  dp, zero1..3: rank R stops at global step S as a crashed rank would (its\n"
-      "                communicator aborted); each step commits only if every rank agrees it succeeded, and the\n"
-      "                survivors shrink, rebuild their trainer from the last committed state and go on\n"
+      "  --kill-rank R[,R...] --at-step S  dp, zero1..3: ranks R stop at global step S as crashed ranks would\n"
+      "                (their communicators aborted); each step commits only if every rank agrees it succeeded;\n"
+      "                each rank keeps its committed shard and a copy of the previous rank's, and the survivors\n"
+      "                shrink, rebuild their trainer from those and go on\n"
+      "  --disk-every N --disk-dir DIR  with --kill-rank: every N committed steps each rank writes its shard to\n"
+      "                DIR too, for when a shard and its copy die together (default: never)\n"
       "  (--mode bf16: data parallelism computing on bf16 copies of fp32 master weights)\n"
       "  --version     print chorus's version\n"
       "examples: chorus-train --mode single --epochs 1;  chorus-train --mode zero3 --ranks 4 --csv zero3.csv;\n"
       "          chorus-train --mode ps --ranks 5 --sync ssp --servers 1\n");
+}
+
+// --kill-rank R[,R...]: distinct ranks, at least one left alive.
+std::string killRanks(const char* v, Options* o) {
+  o->killRanks.clear();
+  for (const char* at = v;;) {
+    char* end = nullptr;
+    const long rank = strtol(at, &end, 10);
+    if (end == at || rank < 0 || (*end != ',' && *end != '\0') ||
+        std::count(o->killRanks.begin(), o->killRanks.end(), rank))
+      return "--kill-rank needs distinct ranks R[,R...], not '" + std::string(v) + "'";
+    o->killRanks.push_back(static_cast<int>(rank));
+    if (*end == '\0') return "";
+    at = end + 1;
+  }
 }
 
 // --slow-rank RANK:FACTOR.
@@ -130,9 +151,10 @@ std::string parse(int argc, char** argv, Options* o) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") return "help";
     static const char* kFlags[] = {
-        "--mode", "--ranks",   "--epochs",    "--samples",       "--batch",     "--lr",      "--seed",
-        "--data", "--csv",     "--schedule",  "--micro-batches", "--slow-rank", "--balance", "--codec",
-        "--sync", "--servers", "--staleness", "--replicate",     "--kill-rank", "--at-step"};
+        "--mode",      "--ranks",   "--epochs",     "--samples",  "--batch",         "--lr",
+        "--seed",      "--data",    "--csv",        "--schedule", "--micro-batches", "--slow-rank",
+        "--balance",   "--codec",   "--sync",       "--servers",  "--staleness",     "--replicate",
+        "--kill-rank", "--at-step", "--disk-every", "--disk-dir"};
     if (std::none_of(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }))
       return "unknown argument '" + a + "'";
     if (i + 1 >= argc) return a + " needs a value";
@@ -173,7 +195,11 @@ std::string parse(int argc, char** argv, Options* o) {
     else if (a == "--replicate")
       bad = onOff(a, v, &o->replicate);
     else if (a == "--kill-rank")
-      bad = integer(a, v, &o->killRank);
+      bad = killRanks(v, o);
+    else if (a == "--disk-every")
+      bad = integer(a, v, &o->diskEvery);
+    else if (a == "--disk-dir")
+      o->diskDir = v;
     else if (a == "--at-step")
       bad = integer(a, v, &o->atStep);
     else
@@ -186,12 +212,14 @@ std::string parse(int argc, char** argv, Options* o) {
     return "--mode '" + o->mode + "' is not one of single, dp, zero1, zero2, zero3, tp, moe, pp, ps, compress, bf16";
   }
   const bool zero = o->mode.rfind("zero", 0) == 0;
-  if (o->killRank >= 0) {
+  if ((o->diskEvery > 0 || !o->diskDir.empty()) && (o->killRanks.empty() || o->diskEvery == 0 || o->diskDir.empty()))
+    return "--disk-every N and --disk-dir DIR go together, with --kill-rank";
+  if (!o->killRanks.empty()) {
     if (o->mode != "dp" && o->mode.rfind("zero", 0) != 0)
       return "--kill-rank goes with --mode dp, zero1, zero2 or zero3";
-    if (o->ranks < 2 || o->killRank >= o->ranks)
-      return "--kill-rank names rank " + std::to_string(o->killRank) + " of " + std::to_string(o->ranks) +
-             " (it needs a survivor)";
+    const int highest = *std::max_element(o->killRanks.begin(), o->killRanks.end());
+    if (highest >= o->ranks || static_cast<int>(o->killRanks.size()) >= o->ranks)
+      return "--kill-rank names ranks of the " + std::to_string(o->ranks) + " and leaves at least one alive";
     if (o->slowRank >= 0 || o->balance || !o->codec.empty())
       return "--kill-rank goes without --slow-rank, --balance and --codec";
   }
@@ -548,12 +576,13 @@ std::unique_ptr<Trainer> makeTrainer(const Options& o, Communicator& comm, Seque
   return std::make_unique<DataParallel>(comm, model, c);
 }
 
-// --kill-rank r --at-step s. Ranks are threads of this process, so rank r's death is staged as a crash looks to its
-// peers: at step s it aborts its communicator (its connections close) and takes part in nothing more. Every step
-// commits only if every rank agrees it succeeded (Communicator::agree); otherwise no rank applies it. Every rank
-// keeps the last committed state (the trainer's gathered checkpoint, one copy of the model and optimizer state),
-// so after a failure the survivors agree on who is left, shrink, rebuild their trainer on the smaller communicator
-// from that state and go on from the step that failed: no committed step is lost.
+// --kill-rank r[,r...] --at-step s. Ranks are threads of this process, so a rank's death is staged as a crash
+// looks to its peers: at step s it aborts its communicator (its connections close) and takes part in nothing more.
+// Every step commits only if every rank agrees it succeeded (Communicator::agree); otherwise no rank applies it.
+// A ShardKeeper holds the committed state: each rank's shard and a copy of the previous rank's, exchanged within the
+// step before its vote (and on disk every --disk-every steps). After a failure the survivors agree on who is left,
+// shrink, assemble the committed state from their shards and copies (from disk where a shard died with its copy),
+// rebuild their trainer on the smaller communicator and go on from the step that failed.
 Status runResilientRank(Communicator& world, Shared& s) {
   const Options& o = s.opt;
   Communicator* comm = &world;
@@ -561,19 +590,20 @@ Status runResilientRank(Communicator& world, Shared& s) {
   Sequential model = makeMlp({784, 256, 256, 10});
   std::unique_ptr<Trainer> trainer = makeTrainer(o, *comm, model);
   CHORUS_TRY(trainer->init(o.seed));
-  Checkpoint committed;
-  CHORUS_TRY(trainer->exportCheckpoint(&committed));
+  ShardKeeper keeper({o.diskEvery, o.diskDir});
+  CHORUS_TRY(keeper.start(*comm, *trainer));
   const size_t steps = s.train.labels.size() / o.batch;
   const long total = static_cast<long>(steps) * o.epochs;
   std::vector<size_t> order(s.train.labels.size());
   int shuffled = -1;
   double epochLoss = 0;
   auto epochStart = std::chrono::steady_clock::now();
+  std::vector<int> labels;
   for (long globalStep = 0; globalStep < total;) {
     const int epoch = static_cast<int>(globalStep / static_cast<long>(steps));
     const size_t step = static_cast<size_t>(globalStep % static_cast<long>(steps));
     if (epoch != shuffled) shuffle(o, shuffled = epoch, &order);
-    if (world.rank() == o.killRank && globalStep == o.atStep) {
+    if (globalStep == o.atStep && std::count(o.killRanks.begin(), o.killRanks.end(), world.rank())) {
       printf("rank %d: stops at step %ld (its communicator aborted, as a crashed rank's connections close)\n",
              world.rank(), globalStep);
       world.abort();
@@ -581,7 +611,7 @@ Status runResilientRank(Communicator& world, Shared& s) {
     }
     const size_t local = o.batch / static_cast<size_t>(comm->size());  // equal shares; a remainder goes unused
     Tensor x(local, 784);
-    std::vector<int> labels(local);
+    labels.resize(local);
     for (size_t i = 0; i < local; ++i) {
       const size_t sample = order[step * o.batch + local * static_cast<size_t>(comm->rank()) + i];
       std::copy_n(s.train.images.row(sample), 784, x.row(i));
@@ -590,14 +620,14 @@ Status runResilientRank(Communicator& world, Shared& s) {
     LossResult r;
     Status st = trainer->forwardBackward(x, labels, &r);
     if (st.isOk()) st = trainer->step();
+    if (st.isOk()) st = keeper.prepare(*comm, *trainer);
     double loss = r.loss;
     if (st.isOk()) st = comm->allReduce(&loss, &loss, 1, DataType::kFloat64, RedOp::sum());
     uint32_t succeeded = st.isOk() ? 1 : 0;
     std::vector<int> members;
     CHORUS_TRY(comm->agree(&succeeded, &members, 2.0));
     if (succeeded && static_cast<int>(members.size()) == comm->size()) {
-      Checkpoint next;
-      if (trainer->exportCheckpoint(&next).isOk()) committed = std::move(next);  // else the next step's vote fails
+      CHORUS_TRY(keeper.commit(comm->rank(), comm->size()));
       epochLoss += loss / comm->size();
       ++globalStep;
       if (globalStep % static_cast<long>(steps) == 0) {
@@ -624,16 +654,23 @@ Status runResilientRank(Communicator& world, Shared& s) {
     model = makeMlp({784, 256, 256, 10});
     trainer = makeTrainer(o, *comm, model);
     CHORUS_TRY(trainer->init(o.seed));
+    Checkpoint committed;
+    CHORUS_TRY(keeper.recover(*comm, members, &committed));
     CHORUS_TRY(trainer->importCheckpoint(committed));
+    const long failedStep = globalStep;
+    globalStep = committed.step;
     if (comm->rank() == 0) {
       const size_t used = o.batch / static_cast<size_t>(comm->size()) * static_cast<size_t>(comm->size());
-      printf("step %ld failed (%s); %zu rank(s) left out, going on with %d ranks from step %ld after %.3f s%s\n",
-             globalStep, st.isOk() ? "a rank did not vote" : st.message().c_str(), excluded.size(), comm->size(),
-             globalStep, std::chrono::duration<double>(std::chrono::steady_clock::now() - failed).count(),
-             used == o.batch ? ""
-                             : ("; each step now uses " + std::to_string(used) + " of the batch's " +
-                                std::to_string(o.batch) + " samples (equal shares)")
-                                   .c_str());
+      printf(
+          "step %ld failed (%s); %zu rank(s) left out, going on with %d ranks from step %ld (state from %s, %ld "
+          "committed step(s) lost) after %.3f s%s\n",
+          failedStep, st.isOk() ? "a rank did not vote" : st.message().c_str(), excluded.size(), comm->size(),
+          globalStep, keeper.recoveredFrom().c_str(), failedStep - globalStep,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - failed).count(),
+          used == o.batch ? ""
+                          : ("; each step now uses " + std::to_string(used) + " of the batch's " +
+                             std::to_string(o.batch) + " samples (equal shares)")
+                                .c_str());
     }
   }
   return Status::ok();
@@ -641,7 +678,7 @@ Status runResilientRank(Communicator& world, Shared& s) {
 
 Status runRank(Communicator& world, Shared& s) {
   const Options& o = s.opt;
-  if (o.killRank >= 0) return runResilientRank(world, s);
+  if (!o.killRanks.empty()) return runResilientRank(world, s);
   if (o.mode == "pp") return runPipelineRank(world, s);
   if (o.mode == "ps") return runParamServerRank(world, s);
   if (o.slowRank >= 0 || o.balance) return runBalancedRank(world, s);

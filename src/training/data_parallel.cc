@@ -187,6 +187,18 @@ Status DataParallel::exportCheckpoint(Checkpoint* out) {
   return Status::ok();
 }
 
+Status DataParallel::exportShard(CheckpointShard* out) {
+  const size_t n = static_cast<size_t>(comm_.size()), r = static_cast<size_t>(comm_.rank());
+  const size_t begin = params_.size() * r / n, end = params_.size() * (r + 1) / n;
+  *out = CheckpointShard{};
+  if (end > begin) out->ranges.emplace_back(begin, end - begin);
+  out->params.assign(params_.begin() + static_cast<long>(begin), params_.begin() + static_cast<long>(end));
+  for (auto* v : optimizer_->stateVectors())
+    out->state.emplace_back(v->begin() + static_cast<long>(begin), v->begin() + static_cast<long>(end));
+  out->step = optimizer_->stepCount();
+  return Status::ok();
+}
+
 Status DataParallel::importCheckpoint(const Checkpoint& in) {
   auto state = optimizer_->stateVectors();
   CHORUS_TRY(checkCheckpointShape(in, params_.size(), state.size()));

@@ -223,6 +223,26 @@ Status Zero::exportCheckpoint(Checkpoint* out) {
   return Status::ok();
 }
 
+Status Zero::exportShard(CheckpointShard* out) {
+  CHORUS_TRY(finishReductions());
+  auto state = optimizer_->stateVectors();
+  *out = CheckpointShard{};
+  out->state.resize(state.size());
+  for (const Unit& unit : units_) {
+    if (unit.owned == 0) continue;
+    out->ranges.emplace_back(model_.offset(unit.layer) + unit.first, unit.owned);
+    const auto params = config_.stage < 3 ? fullParams_.begin() + static_cast<long>(unit.padded + unit.first)
+                                          : shardParams_.begin() + static_cast<long>(unit.shardBase);
+    out->params.insert(out->params.end(), params, params + static_cast<long>(unit.owned));
+    for (size_t k = 0; k < state.size(); ++k) {
+      const auto v = state[k]->begin() + static_cast<long>(unit.shardBase);
+      out->state[k].insert(out->state[k].end(), v, v + static_cast<long>(unit.owned));
+    }
+  }
+  out->step = optimizer_->stepCount();
+  return Status::ok();
+}
+
 Status Zero::importCheckpoint(const Checkpoint& in) {
   auto state = optimizer_->stateVectors();
   CHORUS_TRY(checkCheckpointShape(in, model_.paramCount(), state.size()));

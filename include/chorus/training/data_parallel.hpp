@@ -47,6 +47,7 @@ class DataParallel : public Trainer {
   Status step() override;
   Status predict(const Tensor& x, Tensor* logits) override;
   Status exportCheckpoint(Checkpoint* out) override;
+  Status exportShard(CheckpointShard* out) override;
   Status importCheckpoint(const Checkpoint& in) override;
   MemoryReport memory() const override;
 

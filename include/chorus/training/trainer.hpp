@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chorus/status.hpp"
@@ -21,6 +22,15 @@ struct MemoryReport {
 /// Everything a run needs to go on: the unpadded parameters, the optimizer's per-element state vectors (same
 /// length) and its step count. Independent of the rank count and of the parallelism that wrote it.
 struct Checkpoint {
+  std::vector<float> params;
+  std::vector<std::vector<float>> state;
+  long step = 0;
+};
+/// The part of a Checkpoint one rank owns: the elements at `ranges` ({offset, count} into the unpadded parameter
+/// vector, ascending), packed in that order, of the parameters and of each state vector. The shards of all ranks
+/// cover every element once.
+struct CheckpointShard {
+  std::vector<std::pair<size_t, size_t>> ranges;
   std::vector<float> params;
   std::vector<std::vector<float>> state;
   long step = 0;
@@ -43,6 +53,9 @@ class Trainer {
   virtual Status predict(const Tensor& x, Tensor* logits) = 0;
   /// The whole state, gathered on every rank (collective).
   virtual Status exportCheckpoint(Checkpoint* out) = 0;
+  /// This rank's shard of the state, without communication (ZeRO: the shard it updates; data parallelism: an
+  /// equal part of the replicated state).
+  virtual Status exportShard(CheckpointShard* out) = 0;
   /// Takes this rank's part of `in` (written with any rank count).
   virtual Status importCheckpoint(const Checkpoint& in) = 0;
   virtual MemoryReport memory() const = 0;

@@ -43,6 +43,7 @@ class Zero : public Trainer {
   Status step() override;
   Status predict(const Tensor& x, Tensor* logits) override;
   Status exportCheckpoint(Checkpoint* out) override;
+  Status exportShard(CheckpointShard* out) override;
   Status importCheckpoint(const Checkpoint& in) override;
   MemoryReport memory() const override;
 
