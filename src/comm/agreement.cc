@@ -1,9 +1,7 @@
 #include "comm/agreement.hpp"
 
-#include <chrono>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "core/deadline.hpp"
 
@@ -28,16 +26,17 @@ Status proposal(bootstrap::Bootstrap& b, std::string* decision) {
   return Status::ok();
 }
 
-// The one decision: the first proposal the store kept. A store that cannot keep the first of several (kInvalidUsage)
-// gets one proposal, from the first rank here; the others wait for it.
-Status decide(bootstrap::Bootstrap& b, double timeoutSeconds, std::string* decision) {
+// This caller's proposal goes in: the first proposal the store kept (setIfAbsent) is the decision, whoever proposed
+// it and whoever died since. A store that cannot keep the first of several (kInvalidUsage) takes the first
+// proposer's alone, and the others wait for it until the timeout.
+Status propose(bootstrap::Bootstrap& b, double timeoutSeconds, std::string* decision) {
   std::string mine;
   CHORUS_TRY(proposal(b, &mine));
   Status st = b.setIfAbsent("decision", mine, decision);
   if (st.code() != ErrorCode::kInvalidUsage) return st;
-  int64_t deciders = 0;
-  CHORUS_TRY(b.add("decider", 1, &deciders));
-  if (deciders == 1) CHORUS_TRY(b.set("decision", mine));
+  int64_t proposers = 0;
+  CHORUS_TRY(b.add("proposers", 1, &proposers));
+  if (proposers == 1) CHORUS_TRY(b.set("decision", mine));
   TimeoutScope timeout(timeoutSeconds);
   st = b.get("decision", decision);
   return st.isOk() ? st : st.withContext("agreement: waiting for the decision");
@@ -50,14 +49,18 @@ Status agree(bootstrap::Bootstrap& b, uint32_t* value, std::vector<int>* members
   int64_t ignored = 0, arrived = 0;
   CHORUS_TRY(b.add(voteKey(b.rank()), static_cast<int64_t>(*value) + 1, &ignored));
   CHORUS_TRY(b.add("arrived", 1, &arrived));
-  const Deadline grace = Deadline::after(graceSeconds);
-  // Until every rank voted or the grace ends, with short pauses: one store round trip each.
-  while (arrived < b.nranks() && !grace.expired()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    CHORUS_TRY(b.add("arrived", 0, &arrived));
-  }
+  // The last to vote proposes at once. The others wait for the decision, and propose themselves (the votes in by
+  // then) when their grace ends without one: the last voter died before proposing, or some rank never voted.
   std::string decision;
-  CHORUS_TRY(decide(b, timeoutSeconds, &decision));
+  Status st = Status::ok();
+  if (arrived < b.nranks()) {
+    TimeoutScope grace(graceSeconds);
+    st = b.get("decision", &decision);
+  }
+  if (arrived == b.nranks() || st.code() == ErrorCode::kTimeout) {
+    st = propose(b, timeoutSeconds, &decision);
+  }
+  CHORUS_TRY(st);
   std::istringstream in(decision);
   int64_t all = 0;
   in >> all;

@@ -13,13 +13,13 @@
 namespace chorus {
 
 /// One agreement among the `bootstrap`'s ranks (its key space is this agreement's alone). Each caller votes with
-/// `*value`; a rank that has not voted `graceSeconds` after a caller arrived is left out. Each caller whose wait ends
-/// -- every rank voted, or its grace ran out -- proposes a decision from the votes the store holds at that moment,
-/// and the store keeps the first proposal (setIfAbsent), so every caller reads that one decision, whoever dies on
-/// the way: *value becomes the AND of the counted votes and *members their ranks. A caller left out (it came too
-/// late) gets an error saying so. With a framework's store that cannot set-if-absent, the first caller alone
-/// decides; `timeoutSeconds` bounds the others' wait for its decision, which ends the agreement only when that
-/// caller dies between claiming the decision and writing it (a few store round trips).
+/// `*value`; a rank that has not voted `graceSeconds` after a caller arrived is left out. The last rank to vote
+/// proposes a decision from the votes at once; a caller whose grace ends before a decision appears proposes one from
+/// the votes in by then. The store keeps the first proposal (setIfAbsent), so every caller reads that one decision,
+/// whoever dies on the way: *value becomes the AND of the counted votes and *members their ranks. A caller left out
+/// (it came too late) gets an error saying so. With a framework's store that cannot set-if-absent, the first
+/// proposer alone decides; `timeoutSeconds` bounds the others' wait for its decision, which ends the agreement only
+/// when that proposer dies between claiming the decision and writing it (a few store round trips).
 Status agree(bootstrap::Bootstrap& bootstrap, uint32_t* value, std::vector<int>* members, double graceSeconds,
              double timeoutSeconds);
 

@@ -20,6 +20,11 @@ std::string shardFileName(long step, int rank, int nranks) {
   return "shard-" + std::to_string(step) + "-" + std::to_string(rank) + "-of-" + std::to_string(nranks);
 }
 
+bool parseShardFileName(const std::string& name, long* step, int* rank, int* nranks) {
+  return sscanf(name.c_str(), "shard-%ld-%d-of-%d", step, rank, nranks) == 3 &&
+         name == shardFileName(*step, *rank, *nranks);
+}
+
 // Sends `mine` to the next rank in ring order and receives the previous rank's, sizes first.
 Status ringExchange(Communicator& comm, const std::string& mine, std::string* fromPrevious) {
   const int n = comm.size(), next = (comm.rank() + 1) % n, previous = (comm.rank() + n - 1) % n;
@@ -115,15 +120,14 @@ Status ShardKeeper::commit(int rank, int nranks) {
   const fs::path dir(config_.diskDir);
   CHORUS_TRY(
       writeFileAtomically(dir / shardFileName(own_.step, rank, nranks), encodeShard(own_, {rank, nranks, params_})));
-  // The newest complete set may be the one before this (a rank died before writing this one): older ones go.
-  if (lastDiskStep_ >= 0) {
+  // Every rank wrote the previous set before this step's vote passed, so older sets (of any layout) can go; this
+  // one may still be incomplete. Rank 0 removes them.
+  if (rank == 0 && lastDiskStep_ >= 0) {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      const std::string name = entry.path().filename().string();
       long step = 0;
       int r = 0, n = 0;
-      if (sscanf(name.c_str(), "shard-%ld-%d-of-%d", &step, &r, &n) == 3 && r == rank && step < lastDiskStep_ &&
-          name == shardFileName(step, r, n))
+      if (parseShardFileName(entry.path().filename().string(), &step, &r, &n) && step < lastDiskStep_)
         fs::remove(entry.path(), ec);
     }
   }
@@ -180,8 +184,7 @@ Status ShardKeeper::assembleFromDisk(Communicator& survivors, Checkpoint* state)
     const std::string name = entry.path().filename().string();
     long step = 0;
     int r = 0, n = 0;
-    if (sscanf(name.c_str(), "shard-%ld-%d-of-%d", &step, &r, &n) == 3 && name == shardFileName(step, r, n))
-      ++written[{step, n}];
+    if (parseShardFileName(name, &step, &r, &n)) ++written[{step, n}];
   }
   int64_t chosen[2] = {-1, 0};  // step, rank count
   for (const auto& [key, files] : written)
