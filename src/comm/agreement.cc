@@ -1,5 +1,6 @@
 #include "comm/agreement.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -26,6 +27,17 @@ Status proposal(bootstrap::Bootstrap& b, std::string* decision) {
   return Status::ok();
 }
 
+// Waits up to `seconds` for the decision, in slices of at most 50 ms: the store client serves one request at a
+// time, and the communicator's heartbeat beats through the same client, so one long wait would silence this rank.
+Status waitForDecision(bootstrap::Bootstrap& b, double seconds, std::string* decision) {
+  const Deadline end = Deadline::after(seconds);
+  for (;;) {
+    TimeoutScope slice(std::max(0.001, std::min(0.05, end.remainingMs() / 1000.0)));
+    Status st = b.get("decision", decision);
+    if (st.code() != ErrorCode::kTimeout || end.expired()) return st;
+  }
+}
+
 // This caller's proposal goes in: the first proposal the store kept (setIfAbsent) is the decision, whoever proposed
 // it and whoever died since. A store that cannot keep the first of several (kInvalidUsage) takes the first
 // proposer's alone, and the others wait for it until the timeout.
@@ -37,8 +49,7 @@ Status propose(bootstrap::Bootstrap& b, double timeoutSeconds, std::string* deci
   int64_t proposers = 0;
   CHORUS_TRY(b.add("proposers", 1, &proposers));
   if (proposers == 1) CHORUS_TRY(b.set("decision", mine));
-  TimeoutScope timeout(timeoutSeconds);
-  st = b.get("decision", decision);
+  st = waitForDecision(b, timeoutSeconds > 0 ? timeoutSeconds : TimeoutScope::seconds(), decision);
   return st.isOk() ? st : st.withContext("agreement: waiting for the decision");
 }
 
@@ -53,10 +64,7 @@ Status agree(bootstrap::Bootstrap& b, uint32_t* value, std::vector<int>* members
   // then) when their grace ends without one: the last voter died before proposing, or some rank never voted.
   std::string decision;
   Status st = Status::ok();
-  if (arrived < b.nranks()) {
-    TimeoutScope grace(graceSeconds);
-    st = b.get("decision", &decision);
-  }
+  if (arrived < b.nranks()) st = waitForDecision(b, graceSeconds, &decision);
   if (arrived == b.nranks() || st.code() == ErrorCode::kTimeout) {
     st = propose(b, timeoutSeconds, &decision);
   }
