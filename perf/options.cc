@@ -82,6 +82,8 @@ void printUsage(const char* program) {
       "\t[-J,--output_file <FILE.json> nccl-tests' JSON report, written by rank 0]\n"
       "\t[--nprocs <N> fork N local processes, one rank each (chorus)]\n"
       "\t[--host_memory <0/1> 1: host buffers, 0: device buffers] (default: device buffers where a GPU is)\n"
+      "\t[--cold_buffers <0/1> 1: each timed iteration uses the next send/recv pair of a pool twice the last-level\n"
+      "\t                      cache, so no call finds its buffers in cache (host memory)] (default 0)\n"
       "\t[-p -y -G -R -x -D -V -M: GPU options, accepted and ignored on host memory]\n"
       "\t[--version]\n"
       "\t[-h,--help]\n"
@@ -127,6 +129,7 @@ int parseOptions(int argc, char** argv, Options* o) {
                                        {"per_iter_skip", required_argument, 0, 'K'},
                                        {"nprocs", required_argument, 0, 'P'},
                                        {"host_memory", required_argument, 0, 'H'},
+                                       {"cold_buffers", required_argument, 0, 'L'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   int c;
@@ -222,6 +225,9 @@ int parseOptions(int argc, char** argv, Options* o) {
       case 'H':
         o->hostMemory = toInt(optarg);
         break;
+      case 'L':
+        o->coldBuffers = toInt(optarg);
+        break;
       case 'J':
         o->jsonFile = optarg;
         break;
@@ -269,6 +275,10 @@ int parseOptions(int argc, char** argv, Options* o) {
   }
   if (o->perIterSkip != 0 && (o->perIterTiming == 0 || o->perIterSkip < 0 || o->perIterSkip >= o->iters)) {
     fprintf(stderr, "-K %d: needs -I 1 and 0 <= K < iterations (-n %d)\n", o->perIterSkip, o->iters);
+    return 255;
+  }
+  if (o->coldBuffers != 0 && o->coldBuffers != 1) {
+    fprintf(stderr, "--cold_buffers takes 0 or 1 (got %d)\n", o->coldBuffers);
     return 255;
   }
   if (o->nprocsGiven && o->nprocs < 1) {

@@ -46,7 +46,21 @@ struct RankBuffers {
   char* expected = nullptr;
   char* deviceSend = nullptr;
   char* deviceRecv = nullptr;
+  char* pool = nullptr;  // --cold_buffers: the timed iterations' send/recv pairs, one after another
 };
+
+// The largest last-level cache size the system reports (cpuid through sysconf may give a whole socket's, sysfs the
+// cache a core sees), or 64 MiB when neither says.
+size_t lastLevelCacheBytes() {
+  size_t bytes = 0;
+  if (long v = sysconf(_SC_LEVEL3_CACHE_SIZE); v > 0) bytes = static_cast<size_t>(v);
+  if (FILE* f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r")) {
+    unsigned long kib = 0;
+    if (fscanf(f, "%luK", &kib) == 1) bytes = std::max<size_t>(bytes, kib << 10);
+    fclose(f);
+  }
+  return bytes ? bytes : size_t{64} << 20;
+}
 
 class Runner {
  public:
@@ -58,6 +72,7 @@ class Runner {
       free(r.send);
       free(r.recv);
       free(r.expected);
+      free(r.pool);
       if (r.deviceSend) backend_.freeDevice(r.deviceSend);
       if (r.deviceRecv) backend_.freeDevice(r.deviceRecv);
     }
@@ -67,6 +82,15 @@ class Runner {
     report_.startTime = timestampNow();
     printDevices();
     allocate();
+    if (printer_ && opt_.coldBuffers) {
+      if (poolBytes_)
+        printf(
+            "# Cold buffers: timed iterations rotate through a %zu MiB pool of send/recv pairs per rank (twice the "
+            "last-level cache, %zu MiB)\n#\n",
+            poolBytes_ >> 20, lastLevelCacheBytes() >> 20);
+      else
+        printf("# Cold buffers: ignored on device memory\n#\n");
+    }
     std::vector<int> types, ops, roots;
     for (int i = 0; i < kNumTypes; ++i)
       if (opt_.datatype == "all" || opt_.datatype == kTypeNames[i]) types.push_back(i);
@@ -147,6 +171,12 @@ class Runner {
       r.expected = page(maxRecv + pad);
       memset(r.send, 0, maxElems + pad);
       memset(r.recv, 0, maxElems + pad);
+      if (opt_.coldBuffers && r.device < 0) {
+        // At least two pairs of the largest size, so that consecutive calls never share buffers.
+        poolBytes_ = std::max(2 * lastLevelCacheBytes(), 4 * pageRound(bufferBytes_));
+        r.pool = page(poolBytes_);
+        memset(r.pool, 0, poolBytes_);  // its pages exist before the timing
+      }
       if (r.device >= 0) {
         r.deviceSend = backend_.allocateDevice(ranks_.size(), maxElems + pad);
         r.deviceRecv = backend_.allocateDevice(ranks_.size(), maxElems + pad);
@@ -246,10 +276,29 @@ class Runner {
     }
   }
 
-  void launchAll(int typeIndex, int op, int root, const Counts& c, bool inPlace) {
+  static size_t pageRound(size_t bytes) { return (bytes + 4095) & ~size_t{4095}; }
+
+  // The places of host pointers `p` of `r` in the pool's pair number `call` (modulo the pairs that fit): a send
+  // half, then a recv half, each the bytes a call of counts `c` touches.
+  Pointers inPool(const RankBuffers& r, Pointers p, const Counts& c, size_t e, size_t call) const {
+    const size_t half = pageRound(usedBytes(c, e));
+    char* pair = r.pool + (call % (poolBytes_ / (2 * half))) * 2 * half;
+    auto move = [&](const char* q) -> char* {
+      if (q >= r.send && q < r.send + bufferBytes_) return pair + (q - r.send);
+      return pair + half + (q - r.recv);
+    };
+    return {move(p.send), move(p.recv)};
+  }
+
+  // `call` >= 0 in timed loops: with --cold_buffers, the call runs on the pool's pair of that number.
+  void launchAll(int typeIndex, int op, int root, const Counts& c, bool inPlace, long call = -1) {
     const ncclDataType_t type = kTypes[typeIndex];
     ptrs_.clear();  // a member: no allocation inside the timed loop
-    for (const auto& r : ranks_) ptrs_.push_back(onDevice(r, pointers(r, inPlace, c, typeSize(type))));
+    for (const auto& r : ranks_) {
+      Pointers p = pointers(r, inPlace, c, typeSize(type));
+      if (call >= 0 && r.pool) p = inPool(r, p, c, typeSize(type), static_cast<size_t>(call));
+      ptrs_.push_back(onDevice(r, p));
+    }
     backend_.launch(coll_, ptrs_, c.paramCount, type, op, root < 0 ? 0 : root);
   }
 
@@ -316,7 +365,8 @@ class Runner {
     const auto start = std::chrono::steady_clock::now();
     for (int it = 0; it < opt_.iters; ++it) {
       if (opt_.aggIters > 1) backend_.aggregateStart();
-      for (int a = 0; a < opt_.aggIters; ++a) launchAll(typeIndex, op, root, c, inPlace);
+      for (int a = 0; a < opt_.aggIters; ++a)
+        launchAll(typeIndex, op, root, c, inPlace, static_cast<long>(it) * opt_.aggIters + a);
       if (opt_.aggIters > 1) backend_.aggregateEnd();
       if (opt_.blocking == 1 || perIter) backend_.synchronize();
       if (opt_.blocking == 1) barrier();
@@ -427,6 +477,7 @@ class Runner {
   int nranks_;
   std::vector<RankBuffers> ranks_;
   size_t bufferBytes_ = 0;  // of each send and recv buffer
+  size_t poolBytes_ = 0;    // of each rank's --cold_buffers pool (0: none)
   std::vector<Pointers> ptrs_;
   uint64_t seed_ = 1000;
   double bwSum_ = 0;
