@@ -219,7 +219,7 @@ std::string parse(int argc, char** argv, Options* o) {
       return "--kill-rank goes with --mode dp, zero1, zero2 or zero3";
     const int highest = *std::max_element(o->killRanks.begin(), o->killRanks.end());
     if (highest >= o->ranks || static_cast<int>(o->killRanks.size()) >= o->ranks)
-      return "--kill-rank names ranks of the " + std::to_string(o->ranks) + " and leaves at least one alive";
+      return "--kill-rank names ranks below --ranks " + std::to_string(o->ranks) + " and leaves at least one alive";
     if (o->slowRank >= 0 || o->balance || !o->codec.empty())
       return "--kill-rank goes without --slow-rank, --balance and --codec";
   }

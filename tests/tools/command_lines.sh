@@ -27,6 +27,7 @@ expect_refused() {
 }
 perf=$build/perf/all_reduce_perf
 expect_refused "--nprocs must be at least 1" "$perf" --nprocs 0
+expect_refused "--cold_buffers takes 0 or 1" "$perf" --cold_buffers 2
 expect_refused "--nprocs must be at least 1" "$perf" --nprocs -1
 expect_refused "invalid value 'abc' for -P" "$perf" --nprocs abc
 expect_refused "invalid size specified for 'maxbytes'" "$perf" -e 1X
@@ -53,7 +54,13 @@ expect_refused "--mode compress needs --codec" "$build/tools/chorus-train" --mod
 expect_refused "unknown gradient codec 'zip'" "$build/tools/chorus-train" --mode compress --codec zip
 expect_refused "--ranks needs a non-negative integer" "$build/tools/chorus-train" --ranks many
 expect_refused "--kill-rank goes with --mode dp, zero1, zero2 or zero3" "$build/tools/chorus-train" --mode ps --kill-rank 1
-expect_refused "--kill-rank names rank 4 of 4 (it needs a survivor)" "$build/tools/chorus-train" --kill-rank 4
+expect_refused "--kill-rank names ranks below --ranks 4 and leaves at least one alive" "$build/tools/chorus-train" \
+  --kill-rank 4
+expect_refused "--kill-rank names ranks below --ranks 4 and leaves at least one alive" "$build/tools/chorus-train" \
+  --kill-rank 0,1,2,3
+expect_refused "--kill-rank needs distinct ranks R\[,R...\], not '1,1'" "$build/tools/chorus-train" --kill-rank 1,1
+expect_refused "--disk-every N and --disk-dir DIR go together, with --kill-rank" "$build/tools/chorus-train" \
+  --kill-rank 1 --disk-every 10
 expect_refused "--kill-rank goes without --slow-rank" "$build/tools/chorus-train" --kill-rank 1 --slow-rank 2:2
 expect_refused "--csv" "$build/tools/chorus-info" --csv abc
 # chorus-info lists every setting: an invalid one is shown as such, with what is accepted.
