@@ -1,6 +1,7 @@
-// The perf sweep on Open MPI: `mpirun -np N mpi_perf <collective> [nccl-tests flags]` prints the same table as
-// chorus's <collective>_perf, from the same runner (timing, data check, bus bandwidth). Which Open MPI transport
-// runs (vader shared memory, tcp, UCX) is chosen with mpirun's --mca options.
+// The perf sweep on an MPI library: `mpirun -np N mpi_perf <collective> [nccl-tests flags]` prints the same table as
+// chorus's <collective>_perf, from the same runner (timing, data check, bus bandwidth). Built once per MPI found
+// (Open MPI as mpi_perf, MPICH as mpi_perf_mpich, Intel MPI as mpi_perf_impi), each run with its own mpirun; Open
+// MPI's transport (vader shared memory, tcp, UCX) is chosen with mpirun's --mca options.
 #include <mpi.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "perf/backend.hpp"
+#include "perf/baselines/mpi_world.hpp"
 #include "perf/options.hpp"
 
 namespace chorus::perf {
@@ -51,42 +53,11 @@ MPI_Op mpiOp(int op) {
   }
 }
 
-void check(int err, const char* what) {
-  if (err == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(err, text, &len);
-  fprintf(stderr, "mpi_perf: %s failed: %s\n", what, text);
-  MPI_Abort(MPI_COMM_WORLD, 3);
-}
+void check(int err, const char* what) { checkMpi(err, what); }
 
-class MpiBackend final : public Backend {
+class MpiBackend final : public MpiWorldBackend {
  public:
-  MpiBackend() {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    ranks_ = {rank_};
-  }
-  int nranks() const override { return size_; }
-  const std::vector<int>& localRanks() const override { return ranks_; }
-  std::string describe() const override { return "Open MPI"; }
-
-  double combine(double value, Combine how) override {
-    double out = 0;
-    MPI_Op op = how == Combine::kMin ? MPI_MIN : how == Combine::kMax ? MPI_MAX : MPI_SUM;
-    check(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, op, MPI_COMM_WORLD), "MPI_Allreduce");
-    return out;
-  }
-
-  std::vector<std::string> gatherLines(const std::vector<std::string>& mine) override {
-    constexpr int kLine = 192;
-    std::vector<char> in(kLine), out(static_cast<size_t>(kLine) * size_);
-    snprintf(in.data(), kLine, "%s", mine[0].c_str());
-    check(MPI_Allgather(in.data(), kLine, MPI_CHAR, out.data(), kLine, MPI_CHAR, MPI_COMM_WORLD), "MPI_Allgather");
-    std::vector<std::string> lines;
-    for (int r = 0; r < size_; ++r) lines.emplace_back(out.data() + static_cast<size_t>(r) * kLine);
-    return lines;
-  }
+  std::string describe() const override { return mpiLibrary(); }
 
   bool supports(const Collective& coll, ncclDataType_t type, int op) const override {
     return mpiType(type) != MPI_DATATYPE_NULL && (!coll.usesOp || mpiOp(op) != MPI_OP_NULL);
@@ -155,9 +126,6 @@ class MpiBackend final : public Backend {
     MPI_Type_size(mpiType(t), &size);
     return static_cast<size_t>(size);
   }
-
-  int rank_ = 0, size_ = 1;
-  std::vector<int> ranks_;
 };
 
 }  // namespace
@@ -185,12 +153,8 @@ int main(int argc, char** argv) {
   MpiBackend backend;
   const bool printer = backend.localRanks()[0] == 0;
   if (printer) {
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(version, &len);
-    if (char* comma = strchr(version, ',')) *comma = '\0';
     char first[320];
-    snprintf(first, sizeof(first), "# baseline: %s", version);
+    snprintf(first, sizeof(first), "# baseline: %s", mpiLibrary().c_str());
     printPreamble(first, (std::string("mpi_perf ") + coll->name).c_str(), options);
   }
   code = runSweep(options, *coll, backend, printer);
