@@ -133,31 +133,7 @@ class MpiBackend final : public MpiWorldBackend {
 
 int main(int argc, char** argv) {
   using namespace chorus::perf;
-  MPI_Init(&argc, &argv);
-  const Collective* coll = argc > 1 ? findCollective(argv[1]) : nullptr;
-  if (!coll) {
-    fprintf(stderr,
-            "usage: mpirun -np N %s <all_reduce|reduce_scatter|all_gather|alltoall|broadcast|reduce|gather|"
-            "scatter|sendrecv> [nccl-tests flags]\n",
-            argv[0]);
-    MPI_Finalize();
-    return 6;
-  }
-  Options options;
-  int code = parseOptions(argc - 1, argv + 1, &options);
-  if (code >= 0) {
-    MPI_Finalize();
-    return code;
-  }
-  setvbuf(stdout, nullptr, _IOLBF, 0);
-  MpiBackend backend;
-  const bool printer = backend.localRanks()[0] == 0;
-  if (printer) {
-    char first[320];
-    snprintf(first, sizeof(first), "# baseline: %s", mpiLibrary().c_str());
-    printPreamble(first, (std::string("mpi_perf ") + coll->name).c_str(), options);
-  }
-  code = runSweep(options, *coll, backend, printer);
-  MPI_Finalize();
-  return code;
+  return runMpiBaseline(
+      argc, argv, "mpi_perf", "all_reduce|reduce_scatter|all_gather|alltoall|broadcast|reduce|gather|scatter|sendrecv",
+      [] { return std::make_unique<MpiBackend>(); }, mpiLibrary);
 }

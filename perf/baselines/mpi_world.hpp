@@ -6,10 +6,13 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "perf/backend.hpp"
+#include "perf/options.hpp"
 
 namespace chorus::perf {
 
@@ -68,5 +71,33 @@ class MpiWorldBackend : public Backend {
   int rank_ = 0, size_ = 1;
   std::vector<int> ranks_;
 };
+
+/// The main() of an MPI-launched baseline: MPI_Init; the collective (one of `offered`) and nccl-tests' flags from the
+/// command line; the backend `make` returns, the preamble naming `library(backend)` and the sweep; MPI_Finalize
+/// after the backend is gone.
+inline int runMpiBaseline(int argc, char** argv, const char* program, const char* offered,
+                          const std::function<std::unique_ptr<Backend>()>& make,
+                          const std::function<std::string()>& library) {
+  MPI_Init(&argc, &argv);
+  const Collective* coll = argc > 1 ? findCollective(argv[1]) : nullptr;
+  Options options;
+  int code = 6;
+  if (!coll)
+    fprintf(stderr, "usage: mpirun -np N %s <%s> [nccl-tests flags]\n", argv[0], offered);
+  else
+    code = parseOptions(argc - 1, argv + 1, &options);
+  if (code < 0) {
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    std::unique_ptr<Backend> backend = make();
+    const bool printer = backend->localRanks()[0] == 0;
+    if (printer) {
+      const std::string first = "# baseline: " + library();
+      printPreamble(first.c_str(), (std::string(program) + " " + coll->name).c_str(), options);
+    }
+    code = runSweep(options, *coll, *backend, printer);
+  }
+  MPI_Finalize();
+  return code;
+}
 
 }  // namespace chorus::perf

@@ -15,6 +15,7 @@
 
 #include "perf/backend.hpp"
 #include "perf/baselines/mpi_world.hpp"
+#include "perf/data.hpp"
 #include "perf/options.hpp"
 
 namespace chorus::perf {
@@ -79,23 +80,6 @@ bool cclOp(int op, ccl::reduction* out) {
   }
 }
 
-size_t typeBytes(ncclDataType_t t) {
-  switch (t) {
-    case ncclInt8:
-    case ncclUint8:
-      return 1;
-    case ncclFloat16:
-    case ncclBfloat16:
-      return 2;
-    case ncclInt32:
-    case ncclUint32:
-    case ncclFloat32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 std::string cclVersion() {
   const ccl::library_version v = ccl::get_library_version();
   return "oneCCL " + std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.update);
@@ -150,7 +134,7 @@ class OnecclBackend final : public MpiWorldBackend {
           break;
         case CollId::kBroadcast:
           // oneCCL's broadcast works in place; out of place the root first copies its input, as NCCL's semantics ask.
-          if (rank_ == root && p.send != p.recv) memcpy(p.recv, p.send, count * typeBytes(type));
+          if (rank_ == root && p.send != p.recv) memcpy(p.recv, p.send, count * typeSize(type));
           ccl::broadcast(p.recv, count, t, root, c).wait();
           break;
         case CollId::kReduce:
@@ -174,32 +158,7 @@ class OnecclBackend final : public MpiWorldBackend {
 
 int main(int argc, char** argv) {
   using namespace chorus::perf;
-  MPI_Init(&argc, &argv);
-  const Collective* coll = argc > 1 ? findCollective(argv[1]) : nullptr;
-  if (!coll) {
-    fprintf(stderr,
-            "usage: mpirun -np N %s <all_reduce|reduce_scatter|all_gather|alltoall|broadcast|reduce> "
-            "[nccl-tests flags]\n",
-            argv[0]);
-    MPI_Finalize();
-    return 6;
-  }
-  Options options;
-  int code = parseOptions(argc - 1, argv + 1, &options);
-  if (code >= 0) {
-    MPI_Finalize();
-    return code;
-  }
-  setvbuf(stdout, nullptr, _IOLBF, 0);
-  {  // the communicator goes before MPI_Finalize
-    OnecclBackend backend;
-    const bool printer = backend.localRanks()[0] == 0;
-    if (printer) {
-      const std::string first = "# baseline: " + cclVersion() + " (over " + mpiLibrary() + ")";
-      printPreamble(first.c_str(), (std::string("oneccl_perf ") + coll->name).c_str(), options);
-    }
-    code = runSweep(options, *coll, backend, printer);
-  }
-  MPI_Finalize();
-  return code;
+  return runMpiBaseline(
+      argc, argv, "oneccl_perf", "all_reduce|reduce_scatter|all_gather|alltoall|broadcast|reduce",
+      [] { return std::make_unique<OnecclBackend>(); }, [] { return cclVersion() + " (over " + mpiLibrary() + ")"; });
 }

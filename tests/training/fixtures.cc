@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "chorus/training/data_parallel.hpp"
+#include "chorus/training/zero.hpp"
+
 namespace chorus::testing {
 
 using training::Tensor;
@@ -67,6 +70,20 @@ std::string closeTo(const std::vector<float>& a, const std::vector<float>& b, fl
       return "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
   }
   return "";
+}
+
+std::unique_ptr<training::Trainer> makeTestTrainer(Communicator& comm, training::Sequential& model, int stage,
+                                                   bool prefetch) {
+  if (stage == 0) {
+    training::DataParallelConfig c;
+    c.optimizer = testOptimizer();
+    return std::make_unique<training::DataParallel>(comm, model, c);
+  }
+  training::ZeroConfig c;
+  c.stage = stage;
+  c.optimizer = testOptimizer();
+  c.prefetch = prefetch;
+  return std::make_unique<training::Zero>(comm, model, c);
 }
 
 }  // namespace chorus::testing

@@ -3,12 +3,15 @@
 #pragma once
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "chorus/communicator.hpp"
 #include "chorus/training/loss.hpp"
 #include "chorus/training/model.hpp"
 #include "chorus/training/optimizer.hpp"
+#include "chorus/training/trainer.hpp"
 
 namespace chorus::testing {
 
@@ -24,6 +27,10 @@ struct Batch {
 Batch makeBatch(int step, int rank, size_t rows, size_t inputs, int classes);
 
 training::OptimizerConfig testOptimizer();
+
+/// Data parallelism (stage 0) or ZeRO stage 1-3 over `comm`, with testOptimizer().
+std::unique_ptr<training::Trainer> makeTestTrainer(Communicator& comm, training::Sequential& model, int stage,
+                                                   bool prefetch = true);
 
 /// One process running what N data-parallel ranks run: at each step, every rank's micro-batches in rank order,
 /// each rank's gradient scaled by 1/N and added up in rank order, then one optimizer step. Returns the parameters.

@@ -10,8 +10,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include "chorus/training/data_parallel.hpp"
-#include "chorus/training/zero.hpp"
 #include "training/checkpoint_shard.hpp"
 #include "training/fixtures.hpp"
 #include "training/ranks.hpp"
@@ -24,18 +22,6 @@ using training::ShardKeeper;
 using training::Trainer;
 
 constexpr int kRanks = 4;
-
-std::unique_ptr<Trainer> makeTrainer(Communicator& comm, training::Sequential& model, int stage) {
-  if (stage == 0) {
-    training::DataParallelConfig c;
-    c.optimizer = testOptimizer();
-    return std::make_unique<training::DataParallel>(comm, model, c);
-  }
-  training::ZeroConfig c;
-  c.stage = stage;
-  c.optimizer = testOptimizer();
-  return std::make_unique<training::Zero>(comm, model, c);
-}
 
 Status trainStep(Trainer& t, int rank, int step) {
   const auto widths = primeMlpWidths();
@@ -68,7 +54,7 @@ std::string runTrial(Communicator& comm, const Trial& trial, Checkpoint* kept, C
                      std::string* recoveredFrom, Status* recoverStatus) {
   comm.setDeterministic(true);
   training::Sequential model = training::makeMlp(primeMlpWidths());
-  auto trainer = makeTrainer(comm, model, trial.stage);
+  auto trainer = makeTestTrainer(comm, model, trial.stage);
   ShardKeeper keeper(trial.config);
   Status st = trainer->init(kInitSeed);
   if (st.isOk()) st = keeper.start(comm, *trainer);
@@ -156,7 +142,7 @@ TEST(ShardKeeper, BeforeTheFirstCommitTheStartingStateIsRecovered) {
     comm.setDeterministic(true);
     Checkpoint start, recovered;
     training::Sequential model = training::makeMlp(primeMlpWidths());
-    auto trainer = makeTrainer(comm, model, 3);
+    auto trainer = makeTestTrainer(comm, model, 3);
     Status st = trainer->init(kInitSeed);
     if (st.isOk()) st = trainer->exportCheckpoint(&start);
     if (!st.isOk()) return st.message();

@@ -31,24 +31,11 @@ Status train(Trainer& t, int rank, int firstStep, int steps) {
   return Status::ok();
 }
 
-std::unique_ptr<Trainer> makeTrainer(Communicator& comm, training::Sequential& model, int stage, bool prefetch = true) {
-  if (stage == 0) {
-    training::DataParallelConfig c;
-    c.optimizer = testOptimizer();
-    return std::make_unique<training::DataParallel>(comm, model, c);
-  }
-  training::ZeroConfig c;
-  c.stage = stage;
-  c.optimizer = testOptimizer();
-  c.prefetch = prefetch;
-  return std::make_unique<training::Zero>(comm, model, c);
-}
-
 // Trains with `stage` (0 = DP) and returns the gathered checkpoint.
 std::string trainAndExport(Communicator& comm, int stage, int steps, Checkpoint* out, bool prefetch = true) {
   comm.setDeterministic(true);
   training::Sequential model = training::makeMlp(primeMlpWidths());
-  auto trainer = makeTrainer(comm, model, stage, prefetch);
+  auto trainer = makeTestTrainer(comm, model, stage, prefetch);
   Status st = trainer->init(kInitSeed);
   if (st.isOk()) st = train(*trainer, comm.rank(), 0, steps);
   if (st.isOk()) st = trainer->exportCheckpoint(out);
@@ -126,7 +113,7 @@ struct StepBytes {
 std::string measureStep(Communicator& comm, int stage, StepBytes* out) {
   comm.setDeterministic(true);
   training::Sequential model = training::makeMlp(primeMlpWidths());
-  auto trainer = makeTrainer(comm, model, stage);
+  auto trainer = makeTestTrainer(comm, model, stage);
   Status st = trainer->init(kInitSeed);
   comm.resetCounters();
   if (st.isOk()) st = train(*trainer, comm.rank(), 0, 1);
@@ -177,7 +164,7 @@ TEST(Zero, MemoryFollowsThePaper) {
     std::string err;
     for (int stage = 0; stage <= 3; ++stage) {
       training::Sequential model = training::makeMlp(primeMlpWidths());
-      auto trainer = makeTrainer(comm, model, stage);
+      auto trainer = makeTestTrainer(comm, model, stage);
       Status st = trainer->init(kInitSeed);
       if (st.isOk()) st = train(*trainer, comm.rank(), 0, 1);
       if (!st.isOk()) return st.message();
@@ -217,7 +204,7 @@ TEST(Zero, CheckpointRestoresOnAnotherRankCount) {
     if (loaded.step != 2) return "loaded step " + std::to_string(loaded.step);
     for (int i = 0; i < 2; ++i) {
       training::Sequential model = training::makeMlp(primeMlpWidths());
-      auto trainer = makeTrainer(comm, model, i == 0 ? 3 : 0);
+      auto trainer = makeTestTrainer(comm, model, i == 0 ? 3 : 0);
       Checkpoint roundTrip;
       st = trainer->importCheckpoint(loaded);
       if (st.isOk()) st = trainer->exportCheckpoint(&roundTrip);
