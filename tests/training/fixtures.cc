@@ -86,4 +86,13 @@ std::unique_ptr<training::Trainer> makeTestTrainer(Communicator& comm, training:
   return std::make_unique<training::Zero>(comm, model, c);
 }
 
+std::string sameCheckpoint(const training::Checkpoint& a, const training::Checkpoint& b) {
+  if (a.step != b.step) return "step " + std::to_string(a.step) + " != " + std::to_string(b.step);
+  if (std::string d = sameBits(a.params, b.params); !d.empty()) return "parameters: " + d;
+  if (a.state.size() != b.state.size()) return "state vector counts differ";
+  for (size_t k = 0; k < a.state.size(); ++k)
+    if (std::string d = sameBits(a.state[k], b.state[k]); !d.empty()) return "state " + std::to_string(k) + ": " + d;
+  return "";
+}
+
 }  // namespace chorus::testing

@@ -39,6 +39,9 @@ std::vector<float> referenceDataParallel(const std::vector<size_t>& widths, int 
 
 /// "" when a and b hold the same bits, else where they first differ.
 std::string sameBits(const std::vector<float>& a, const std::vector<float>& b);
+/// "" when a and b hold the same step and the same bits of every parameter and state element, else the first
+/// difference.
+std::string sameCheckpoint(const training::Checkpoint& a, const training::Checkpoint& b);
 /// "" when |a - b| <= atol + rtol |b| everywhere.
 std::string closeTo(const std::vector<float>& a, const std::vector<float>& b, float rtol, float atol);
 

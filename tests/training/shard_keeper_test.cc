@@ -31,15 +31,6 @@ Status trainStep(Trainer& t, int rank, int step) {
   return t.step();
 }
 
-std::string sameState(const Checkpoint& a, const Checkpoint& b) {
-  if (a.step != b.step) return "step " + std::to_string(a.step) + " != " + std::to_string(b.step);
-  if (std::string d = sameBits(a.params, b.params); !d.empty()) return "parameters: " + d;
-  if (a.state.size() != b.state.size()) return "state vector counts differ";
-  for (size_t k = 0; k < a.state.size(); ++k)
-    if (std::string d = sameBits(a.state[k], b.state[k]); !d.empty()) return "state " + std::to_string(k) + ": " + d;
-  return "";
-}
-
 // Trains `committed` steps through the keeper, keeping the gathered state after step `keep` in *kept; then one
 // more step is prepared but not committed. Then the ranks in `dead` leave and the others recover.
 struct Trial {
@@ -90,7 +81,7 @@ TEST_P(ShardKeeperStages, ALostRankIsRebuiltFromItsBuddyBitwise) {
     if (comm.rank() == 2) return "";
     if (!st.isOk()) return "recover: " + st.message();
     if (from != "memory") return "recovered from " + from;
-    return sameState(recovered, kept);  // the committed step, not the prepared one after it
+    return sameCheckpoint(recovered, kept);  // the committed step, not the prepared one after it
   });
   EXPECT_EQ(failures, "");
 }
@@ -113,7 +104,7 @@ TEST(ShardKeeper, AShardLostWithItsBuddyComesFromDisk) {
     if (comm.rank() == 1 || comm.rank() == 2) return "";
     if (!st.isOk()) return "recover: " + st.message();
     if (from != trial.config.diskDir + " at step 2") return "recovered from " + from;
-    return sameState(recovered, kept);
+    return sameCheckpoint(recovered, kept);
   });
   EXPECT_EQ(failures, "");
   std::filesystem::remove_all(trial.config.diskDir);
@@ -150,7 +141,7 @@ TEST(ShardKeeper, BeforeTheFirstCommitTheStartingStateIsRecovered) {
     if (std::string e = runTrial(comm, trial, &start, &recovered, &from, &st); !e.empty()) return e;
     if (comm.rank() == 2) return "";
     if (!st.isOk()) return "recover: " + st.message();
-    return sameState(recovered, start);
+    return sameCheckpoint(recovered, start);
   });
   EXPECT_EQ(failures, "");
 }

@@ -42,15 +42,6 @@ std::string trainAndExport(Communicator& comm, int stage, int steps, Checkpoint*
   return st.isOk() ? "" : st.message();
 }
 
-std::string sameCheckpoint(const Checkpoint& a, const Checkpoint& b) {
-  if (a.step != b.step) return "step " + std::to_string(a.step) + " != " + std::to_string(b.step);
-  if (std::string d = sameBits(a.params, b.params); !d.empty()) return "parameters: " + d;
-  if (a.state.size() != b.state.size()) return "state vector counts differ";
-  for (size_t k = 0; k < a.state.size(); ++k)
-    if (std::string d = sameBits(a.state[k], b.state[k]); !d.empty()) return "state " + std::to_string(k) + ": " + d;
-  return "";
-}
-
 class ZeroRanks : public ::testing::TestWithParam<std::tuple<int, int, RankKind>> {};
 
 TEST_P(ZeroRanks, EqualsDataParallelBitwise) {
