@@ -28,7 +28,7 @@ declare -A threaded=(
   [fifo_test]='*' [capi_abort_test]='*' [capi_split_test]='*'
   [data_parallel_test]='-*processes*' [zero_test]='-*processes*' [tensor_parallel_test]='-*processes*'
   [moe_test]='-*processes*' [pipeline_parallel_test]='-*Processes*' [balance_test]='-*Processes'
-  [param_server_test]='-*Killed*:*Dead*'
+  [param_server_test]='-*Killed*:*Dead*' [shard_keeper_test]='*'
 )
 echo "== ThreadSanitizer: building ${!threaded[*]} in $tree"
 configure_sanitized_tree "$src" "$tree" thread
