@@ -160,7 +160,7 @@ class Runner {
       maxRecv = std::max(maxRecv, c.recvCount * typeSize(t));
     }
     const size_t pad = 8 * static_cast<size_t>(opt_.unalign) + 64;
-    auto page = [](size_t bytes) { return static_cast<char*>(aligned_alloc(4096, (bytes + 4095) & ~size_t{4095})); };
+    auto page = [](size_t bytes) { return static_cast<char*>(aligned_alloc(4096, pageRound(bytes))); };
     bufferBytes_ = maxElems + pad;
     for (int rank : backend_.localRanks()) {
       RankBuffers r;
@@ -187,14 +187,18 @@ class Runner {
     }
   }
 
-  // What the call gets for host pointers `p` of `r`: themselves, or the same places in the device buffers.
-  Pointers onDevice(const RankBuffers& r, Pointers p) const {
-    if (!r.deviceSend) return p;
+  // Host pointers `p` into `r`'s send and recv buffers, moved to the same places in buffers at `send` and `recv`.
+  Pointers moved(const RankBuffers& r, Pointers p, char* send, char* recv) const {
     auto move = [&](const char* q) -> char* {
-      if (q >= r.send && q < r.send + bufferBytes_) return r.deviceSend + (q - r.send);
-      return r.deviceRecv + (q - r.recv);
+      if (q >= r.send && q < r.send + bufferBytes_) return send + (q - r.send);
+      return recv + (q - r.recv);
     };
     return {move(p.send), move(p.recv)};
+  }
+
+  // What the call gets for host pointers `p` of `r`: themselves, or the same places in the device buffers.
+  Pointers onDevice(const RankBuffers& r, Pointers p) const {
+    return r.deviceSend ? moved(r, p, r.deviceSend, r.deviceRecv) : p;
   }
 
   void printDevices() {
@@ -283,11 +287,7 @@ class Runner {
   Pointers inPool(const RankBuffers& r, Pointers p, const Counts& c, size_t e, size_t call) const {
     const size_t half = pageRound(usedBytes(c, e));
     char* pair = r.pool + (call % (poolBytes_ / (2 * half))) * 2 * half;
-    auto move = [&](const char* q) -> char* {
-      if (q >= r.send && q < r.send + bufferBytes_) return pair + (q - r.send);
-      return pair + half + (q - r.recv);
-    };
-    return {move(p.send), move(p.recv)};
+    return moved(r, p, pair, pair + half);
   }
 
   // `call` >= 0 in timed loops: with --cold_buffers, the call runs on the pool's pair of that number.
