@@ -59,6 +59,9 @@ TEST_P(Recovery, SurvivorsShrinkAfterAKillAndGoOn) {
 TEST_P(Recovery, SurvivorsAgreeOnWhoIsLeftThenShrink) {
   auto results = runProcesses(kRanks, GetParam(), [](Communicator& comm) -> std::string {
     float x = 1;
+    // Every rank's init is over before the kill: a rank still setting up when the others' AllReduce fails would
+    // fail its init with that cause instead.
+    if (Status st = comm.barrier(); !st.isOk()) return "the barrier before the kill: " + st.message();
     if (comm.rank() == kVictim) kill(getpid(), SIGKILL);
     if (comm.allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk()) return "no error without rank 2";
     uint32_t value = ~(1u << comm.rank());
