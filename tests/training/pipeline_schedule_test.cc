@@ -126,8 +126,12 @@ TEST(PipelineSchedule, BubblesMatchTheirFormulas) {
         const double ideal = 3.0 * m, idle = 3.0 * (p - 1) / v;
         EXPECT_NEAR(r.makespan, ideal + idle, 1e-9) << "p " << p << " m " << m << " v " << v;
       }
-      // Zero bubble H1: weight gradients fill most of the 1F1B bubble.
+      // Zero bubble H1: weight gradients fill two thirds of the 1F1B bubble once m >= p (the paper's
+      // (p-1)(F+B-W)), and some of it below.
       const SimulationResult zb = simulate(make("zb-h1", p, m)), ofob = simulate(make("1f1b", p, m));
+      if (m >= p) {
+        EXPECT_NEAR(zb.makespan, 3.0 * m + (p - 1), 1e-9) << "p " << p << " m " << m;
+      }
       if (p > 1) {
         EXPECT_LT(zb.makespan, ofob.makespan) << "p " << p << " m " << m;
       }
