@@ -24,6 +24,7 @@
 #include "chorus/training/tensor_parallel.hpp"
 #include "chorus/training/zero.hpp"
 #include "tools/fashion_mnist.hpp"
+#include "tools/train/cpu_quota.hpp"
 #include "tools/train/options.hpp"
 #include "tools/version_flag.hpp"
 
@@ -191,6 +192,23 @@ Status runPipelineRank(Communicator& world, Shared& s) {
   return Status::ok();
 }
 
+// --slow-rank R:F on rank R's thread: a CPU quota of 1/F of a core where the cpu cgroup controller allows one,
+// otherwise a measured busy-wait of F - 1 times each batch's compute. Returns the busy-wait factor left to apply
+// (1 under a quota); *quota holds the quota until the rank ends.
+double slowThisRank(const Options& o, int rank, Shared& s, std::unique_ptr<ThreadCpuQuota>* quota) {
+  if (rank != o.slowRank) return 1;
+  std::string why;
+  *quota = ThreadCpuQuota::limitCallingThread(1.0 / o.slowFactor, &why);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (*quota) {
+    printf("rank %d: slowed to 1/%g of a core by a CPU quota (%s)\n", rank, o.slowFactor, (*quota)->path().c_str());
+    return 1;
+  }
+  printf("rank %d: slowed %gx by a busy-wait after each batch's compute (no CPU quota: %s)\n", rank, o.slowFactor,
+         why.c_str());
+  return o.slowFactor;
+}
+
 // Data parallelism over ranks of different speeds: every rank takes the global batch and trains on its share, the
 // split following measured throughput with --balance on, staying equal otherwise.
 Status runBalancedRank(Communicator& world, Shared& s) {
@@ -200,7 +218,8 @@ Status runBalancedRank(Communicator& world, Shared& s) {
   c.globalBatch = o.batch;
   c.dataParallel.optimizer.lr = o.lr;
   c.balancer.hysteresis = o.balance ? 0.05 : 1.0;  // 1: no split is ever better enough
-  if (world.rank() == o.slowRank) c.slowdown = o.slowFactor;
+  std::unique_ptr<ThreadCpuQuota> quota;
+  c.slowdown = slowThisRank(o, world.rank(), s, &quota);
   balance::BalancedDataParallel trainer(world, model, c);
   CHORUS_TRY(trainer.init(o.seed));
   const std::string label = o.mode + (o.slowRank >= 0 ? "-slow" : "") + (o.balance ? "-balanced" : "");
@@ -269,6 +288,8 @@ Status runParamServerRank(Communicator& world, Shared& s) {
   }
   const std::string label =
       "ps-" + o.sync + (o.sync == "ssp" ? std::to_string(o.staleness) : "") + (o.slowRank >= 0 ? "-slow" : "");
+  std::unique_ptr<ThreadCpuQuota> quota;
+  const double spinFactor = slowThisRank(o, worker->index(), s, &quota);
   const size_t workers = static_cast<size_t>(worker->workers()), local = o.batch / workers;
   const size_t offset = local * static_cast<size_t>(worker->index());
   const size_t steps = s.train.labels.size() / o.batch;
@@ -290,9 +311,9 @@ Status runParamServerRank(Communicator& world, Shared& s) {
       LossResult r;
       const auto computeStart = std::chrono::steady_clock::now();
       CHORUS_TRY(worker->forwardBackward(x, labels, &r));
-      if (worker->index() == o.slowRank) {  // a measured busy-wait: F - 1 times the compute it just did
+      if (spinFactor > 1) {  // a measured busy-wait: F - 1 times the compute it just did
         const auto spinUntil =
-            std::chrono::steady_clock::now() + (o.slowFactor - 1) * (std::chrono::steady_clock::now() - computeStart);
+            std::chrono::steady_clock::now() + (spinFactor - 1) * (std::chrono::steady_clock::now() - computeStart);
         while (std::chrono::steady_clock::now() < spinUntil) {
         }
       }
