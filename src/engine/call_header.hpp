@@ -31,7 +31,8 @@ uint32_t mixCall(uint32_t digest, int type, uint64_t count, int dtype, int op, i
 
 /// The header on the wire: 48 bytes, so it fits one line of the small-message channel and keeps streams 16-aligned.
 /// Both ranks of every pair that exchanges anything in a call send one, whatever the direction of the data: a
-/// disagreement is seen by both (two ranks that each believe they are a Broadcast's root only send).
+/// disagreement is seen by both (two ranks that each believe they are a Broadcast's root only send). A collective
+/// that only sends to a peer checks that peer's header later, when it arrives (Execution::armHeaders).
 struct CallHeader {
   static constexpr uint32_t kMagic = 0x63686331;  // "chc1"
   uint32_t magic = kMagic;

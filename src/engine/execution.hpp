@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <span>
 #include <string>
@@ -119,6 +120,9 @@ class Execution {
     bool headerPeeked = false;                          // a packed header checked before its message was all in
     size_t headerOutWire = 0, headerInRead = 0;         // bytes of the header moved so far (streams move it in parts)
     CallHeader outgoing, expected, incoming;            // this call's header out, the one due in, and its arrival
+    // Headers of earlier calls that did not wait for the peer's (armHeaders), in stream order: each is checked
+    // when it arrives, and before anything else the peer sent is taken.
+    std::deque<CallHeader> owedHeaders;
     size_t smallLimit = 0, smallFirstPart = 0;          // the connection's small-message sizes, read once
     transport::SmallMessages* small = nullptr;          // the connection's capabilities, null when absent
     transport::DirectTransfers* direct = nullptr;
@@ -153,6 +157,7 @@ class Execution {
   Status sendHeader(PeerQueues& q, bool* moved);
   Status receiveHeader(int peer, PeerQueues& q, bool* moved);
   Status acceptHeader(int peer, PeerQueues& q, const CallHeader& arrived);
+  Status receiveOwedHeaders(int peer, PeerQueues& q, bool* moved);
   Status explain(int peer, PeerQueues& q, const Status& failure);
   /// Whether this call still has work with the peer: steps, headers, or bytes the transport has yet to push.
   static bool busy(PeerQueues& q);
