@@ -104,9 +104,12 @@ TEST_P(Mismatch, BroadcastRootsDiffer) {
 TEST_P(Mismatch, ReduceRootsDifferOnALeaf) {
   auto results = runProcesses(3, GetParam(), [](Communicator& comm) -> std::string {
     std::vector<float> data(64, 1.0f);
+    // Every rank's init is over before one fails (a rank still setting up would fail its init with that cause).
+    Status st = comm.allReduce(data.data(), data.data(), data.size(), DataType::kFloat32, RedOp{});
+    if (!st.isOk()) return "the matching call before the mismatch: " + st.message();
     // Ranks 0 and 1 reduce to rank 0, rank 2 to itself: rank 1 is a leaf towards 0, rank 2 a root.
     const int root = comm.rank() == 2 ? 2 : 0;
-    Status st = comm.reduce(data.data(), data.data(), data.size(), DataType::kFloat32, RedOp{}, root);
+    st = comm.reduce(data.data(), data.data(), data.size(), DataType::kFloat32, RedOp{}, root);
     for (int i = 0; st.isOk() && i < 2; ++i)
       st = comm.allReduce(data.data(), data.data(), data.size(), DataType::kFloat32, RedOp{});
     if (st.isOk()) return "every call after the mismatched Reduce succeeded";

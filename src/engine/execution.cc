@@ -203,8 +203,13 @@ Status Execution::acceptHeader(int peer, PeerQueues& q, const CallHeader& arrive
   ++q.recvCalls;
   --headersPending_;
   if (sameCall(q.expected, arrived)) return Status::ok();
-  // Every peer still owed this rank's header gets it now, header alone: it is about to see the connections close,
-  // and the header tells it why.
+  sendHeadersBeforeFailing();
+  return checkCallHeader(q.expected, arrived, rank_, peer);
+}
+
+// Every peer still owed this rank's header gets it now, header alone: it is about to see the connections close,
+// and the header tells it why.
+void Execution::sendHeadersBeforeFailing() {
   for (auto& [other, p] : peers_) {
     if (!p.headerOutPending && !p.headerPackedOut) continue;
     if (p.headerOutWire == 0 && writeHeader(p)) {
@@ -213,7 +218,6 @@ Status Execution::acceptHeader(int peer, PeerQueues& q, const CallHeader& arrive
     }
     p.headerOutPending = p.headerPackedOut = false;
   }
-  return checkCallHeader(q.expected, arrived, rank_, peer);
 }
 
 // Owed headers that arrived, in order (armHeaders). Each comes alone, one line: a peer that agreed sent no bytes
@@ -226,7 +230,10 @@ Status Execution::receiveOwedHeaders(int peer, PeerQueues& q, bool* moved) {
     q.owedHeaders.pop_front();
     ++q.recvCalls;
     *moved = true;
-    if (!sameCall(expected, arrived)) return checkCallHeader(expected, arrived, rank_, peer);
+    if (!sameCall(expected, arrived)) {
+      sendHeadersBeforeFailing();
+      return checkCallHeader(expected, arrived, rank_, peer);
+    }
     if (!q.small->recv(&arrived, sizeof(arrived))) return internalError("a peeked call header vanished");
   }
   return Status::ok();

@@ -158,6 +158,7 @@ class Execution {
   Status receiveHeader(int peer, PeerQueues& q, bool* moved);
   Status acceptHeader(int peer, PeerQueues& q, const CallHeader& arrived);
   Status receiveOwedHeaders(int peer, PeerQueues& q, bool* moved);
+  void sendHeadersBeforeFailing();
   Status explain(int peer, PeerQueues& q, const Status& failure);
   /// Whether this call still has work with the peer: steps, headers, or bytes the transport has yet to push.
   static bool busy(PeerQueues& q);
