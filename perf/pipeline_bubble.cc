@@ -6,8 +6,9 @@
 //   pipeline_bubble [--ms T] [--steps N]     emulated compute: one row per schedule, p and m
 //   pipeline_bubble --real [--steps N]      real compute on 2 ranks, the simulator fed the measured stage times
 //
-// sim: the simulator's prediction; seen: the simulator fed the compute times the run measured; formula: (p-1)/(m v + p-1), v = 2 for interleaved 1F1B; for ZB-H1 the paper's
-// (p-1)(F+B-W) idle per rank, (p-1)/(3m + p-1) with F = BI = BW (m >= p).
+// sim: the simulator's prediction. seen: the simulator fed the compute times the run measured. formula:
+// (p-1)/(m v + p-1), v = 2 for interleaved 1F1B; for ZB-H1 the paper's (p-1)(F+B-W) idle per rank, that is
+// (p-1)/(3m + p-1) with F = BI = BW (m >= p).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

@@ -110,8 +110,7 @@ void Execution::armHeaders() {
   if (!signed_) return;  // reset() cleared every header flag; a repeated unsigned call needs nothing more
   const auto sequence = static_cast<uint32_t>(sequence_);
   const auto type = static_cast<algo::CollType>(signature_.type);
-  const bool mayOwe =
-      signature_.operations == 1 && type != algo::CollType::kSend && type != algo::CollType::kRecv;
+  const bool mayOwe = signature_.operations == 1 && type != algo::CollType::kSend && type != algo::CollType::kRecv;
   for (auto& [peer, q] : peers_) {
     const bool involved = !q.sends.empty() || !q.recvs.empty();
     const bool owe = involved && mayOwe && q.recvs.empty() && q.small && q.smallLimit >= sizeof(CallHeader) &&

@@ -123,8 +123,8 @@ class Execution {
     // Headers of earlier calls that did not wait for the peer's (armHeaders), in stream order: each is checked
     // when it arrives, and before anything else the peer sent is taken.
     std::deque<CallHeader> owedHeaders;
-    size_t smallLimit = 0, smallFirstPart = 0;          // the connection's small-message sizes, read once
-    transport::SmallMessages* small = nullptr;          // the connection's capabilities, null when absent
+    size_t smallLimit = 0, smallFirstPart = 0;  // the connection's small-message sizes, read once
+    transport::SmallMessages* small = nullptr;  // the connection's capabilities, null when absent
     transport::DirectTransfers* direct = nullptr;
     size_t directFrom = 0;  // bytes per step from which steps go direct on this connection; 0: never
     // Direct transfers: the regions this call announced on the stream each way (numbered in order), and the

@@ -47,7 +47,7 @@ TEST(ThreadCpuQuota, AQuarterOfACoreTakesFourTimesTheWallTime) {
   }
   // 0.2 s of CPU at a quarter of a core takes 0.8 s of wall time; a busy machine only makes it longer.
   EXPECT_GE(wall, 0.2 * 3) << "0.2 s of CPU under a quarter-core quota took " << wall << " s";
-  struct stat st{};
+  struct stat st {};
   EXPECT_NE(stat(path.c_str(), &st), 0) << path << " is left behind";
   // Back in its own group (a timing check of the free run would fail on a busy machine, so the group is compared).
   EXPECT_EQ(threadCgroups(), before);

@@ -4,9 +4,9 @@
 // the later a stage, the sooner its BI must reach the stage before, and the held-back BWs fill the tail. A rank
 // holds at most p micro-batches' activations (counted until BW), 1F1B's peak on its first rank. With
 // F = BI = BW = 1 the step is 3m + p - 1 for m >= p, so the idle time is a third of 1F1B's 3(p-1).
-#include "chorus/training/pipeline/schedule.hpp"
-
 #include <algorithm>
+
+#include "chorus/training/pipeline/schedule.hpp"
 
 namespace chorus::training::pipeline {
 namespace {
