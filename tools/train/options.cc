@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 #include "chorus/training/compress/codec.hpp"
 #include "chorus/training/param_server/param_server.hpp"
@@ -113,64 +115,47 @@ std::string parse(int argc, char** argv, Options* o) {
     *out = strcmp(v, "on") == 0;
     return "";
   };
+  // Every flag once, with what reads its value.
+  auto text = [](std::string* out) {
+    return [out](const std::string&, const char* v) { return (*out = v, std::string()); };
+  };
+  auto whole = [&](auto* out) {
+    return [&integer, out](const std::string& f, const char* v) { return integer(f, v, out); };
+  };
+  auto onOrOff = [&](bool* out) {
+    return [&onOff, out](const std::string& f, const char* v) { return onOff(f, v, out); };
+  };
+  const std::pair<const char*, std::function<std::string(const std::string&, const char*)>> kFlags[] = {
+      {"--mode", text(&o->mode)},
+      {"--ranks", whole(&o->ranks)},
+      {"--epochs", whole(&o->epochs)},
+      {"--samples", whole(&o->trainSamples)},
+      {"--batch", whole(&o->batch)},
+      {"--lr", [&](const std::string& f, const char* v) { return positive(f, v, &o->lr); }},
+      {"--seed", whole(&o->seed)},
+      {"--data", text(&o->data)},
+      {"--csv", text(&o->csv)},
+      {"--schedule", text(&o->schedule)},
+      {"--micro-batches", whole(&o->microBatches)},
+      {"--slow-rank", [&](const std::string&, const char* v) { return slowRank(v, o); }},
+      {"--balance", onOrOff(&o->balance)},
+      {"--codec", text(&o->codec)},
+      {"--sync", text(&o->sync)},
+      {"--servers", whole(&o->servers)},
+      {"--staleness", whole(&o->staleness)},
+      {"--replicate", onOrOff(&o->replicate)},
+      {"--kill-rank", [&](const std::string&, const char* v) { return killRanks(v, o); }},
+      {"--at-step", whole(&o->atStep)},
+      {"--disk-every", whole(&o->diskEvery)},
+      {"--disk-dir", text(&o->diskDir)},
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") return "help";
-    static const char* kFlags[] = {
-        "--mode",      "--ranks",   "--epochs",     "--samples",  "--batch",         "--lr",
-        "--seed",      "--data",    "--csv",        "--schedule", "--micro-batches", "--slow-rank",
-        "--balance",   "--codec",   "--sync",       "--servers",  "--staleness",     "--replicate",
-        "--kill-rank", "--at-step", "--disk-every", "--disk-dir"};
-    if (std::none_of(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }))
-      return "unknown argument '" + a + "'";
+    const auto flag = std::find_if(std::begin(kFlags), std::end(kFlags), [&](const auto& f) { return a == f.first; });
+    if (flag == std::end(kFlags)) return "unknown argument '" + a + "'";
     if (i + 1 >= argc) return a + " needs a value";
-    const char* v = argv[++i];
-    std::string bad;
-    if (a == "--mode")
-      o->mode = v;
-    else if (a == "--ranks")
-      bad = integer(a, v, &o->ranks);
-    else if (a == "--epochs")
-      bad = integer(a, v, &o->epochs);
-    else if (a == "--samples")
-      bad = integer(a, v, &o->trainSamples);
-    else if (a == "--batch")
-      bad = integer(a, v, &o->batch);
-    else if (a == "--lr")
-      bad = positive(a, v, &o->lr);
-    else if (a == "--seed")
-      bad = integer(a, v, &o->seed);
-    else if (a == "--data")
-      o->data = v;
-    else if (a == "--schedule")
-      o->schedule = v;
-    else if (a == "--micro-batches")
-      bad = integer(a, v, &o->microBatches);
-    else if (a == "--slow-rank")
-      bad = slowRank(v, o);
-    else if (a == "--codec")
-      o->codec = v;
-    else if (a == "--balance")
-      bad = onOff(a, v, &o->balance);
-    else if (a == "--sync")
-      o->sync = v;
-    else if (a == "--servers")
-      bad = integer(a, v, &o->servers);
-    else if (a == "--staleness")
-      bad = integer(a, v, &o->staleness);
-    else if (a == "--replicate")
-      bad = onOff(a, v, &o->replicate);
-    else if (a == "--kill-rank")
-      bad = killRanks(v, o);
-    else if (a == "--disk-every")
-      bad = integer(a, v, &o->diskEvery);
-    else if (a == "--disk-dir")
-      o->diskDir = v;
-    else if (a == "--at-step")
-      bad = integer(a, v, &o->atStep);
-    else
-      o->csv = v;
-    if (!bad.empty()) return bad;
+    if (std::string bad = flag->second(a, argv[++i]); !bad.empty()) return bad;
   }
   static const char* kModes[] = {"single", "dp", "zero1", "zero2",    "zero3", "tp",
                                  "moe",    "pp", "ps",    "compress", "bf16"};
