@@ -108,6 +108,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Held while an execution of this communicator runs (connections are single-threaded).
   std::mutex& executionMutex() { return executionMutex_; }
   void waitForAsyncWork() { worker_.drain(); }
+  /// The GPU path's state of this communicator (gpu/peer_group.hpp), set up by the first call that uses it.
+  std::shared_ptr<void>& peerMemory() { return peerMemory_; }
 
  private:
   Status connectPeers();
@@ -217,6 +219,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::vector<RecordedCall> calls_;
   bool recording_ = false;  // calls_ started and not yet finished
   uint64_t commHash_ = 0;
+  std::shared_ptr<void> peerMemory_;
 };
 
 }  // namespace chorus

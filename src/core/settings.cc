@@ -63,6 +63,15 @@ const std::vector<SettingDoc> kDocs = {
      "seconds between a rank's heartbeats through the rendezvous store (0: no heartbeat detector)"},
     {"CHORUS_HEARTBEAT_TIMEOUT", "", "auto",
      "seconds without a heartbeat after which a rank is reported dead, stopped or cut off (auto: 4 periods)"},
+    {"CHORUS_GPU_PEER_MEMORY", "", "1",
+     "1: calls on device buffers among ranks of one host run on the GPU, through each other's device memory (CUDA "
+     "IPC); 0: they are staged through pinned host memory and run on the host path"},
+    {"CHORUS_GPU_SLOT", "", "16777216",
+     "bytes of each of the two device-memory slots a rank's peers read from (a call moves at most this much per "
+     "step)"},
+    {"CHORUS_GPU_ONE_SHOT", "", "262144",
+     "device AllReduce up to this many bytes: every rank reduces the whole buffer after one barrier (above it, each "
+     "reduces its share and then copies the others')"},
     {"CHORUS_SPIN", "", "auto",
      "polls before a waiting rank yields its core (auto: 20000, or 16 when ranks outnumber cores)"},
 };
@@ -176,6 +185,13 @@ Settings parse(std::string* errors) {
     s.traceEntries = 2000;
   }
   s.traceDir = str("CHORUS_TRACE_DIR", "", "");
+  s.gpuPeerMemory = boolean("CHORUS_GPU_PEER_MEMORY", true);
+  s.gpuSlotBytes = integer("CHORUS_GPU_SLOT", 16 << 20);
+  if (s.gpuSlotBytes < 4096) {
+    reject("CHORUS_GPU_SLOT", std::to_string(s.gpuSlotBytes).c_str(), "at least 4096 bytes");
+    s.gpuSlotBytes = 16 << 20;
+  }
+  s.gpuOneShotBytes = integer("CHORUS_GPU_ONE_SHOT", 256 << 10, 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_PERIOD"); v && std::string(v) != "0")
     s.heartbeatPeriod = seconds("CHORUS_HEARTBEAT_PERIOD", 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_TIMEOUT"); v && std::string(v) != "auto")

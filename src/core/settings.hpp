@@ -39,6 +39,9 @@ struct Settings {
   double heartbeatPeriod = 0;       // CHORUS_HEARTBEAT_PERIOD (0: no heartbeat)
   double heartbeatTimeout = 0;      // CHORUS_HEARTBEAT_TIMEOUT (0: 4 periods)
   std::string traceDir;             // CHORUS_TRACE_DIR
+  bool gpuPeerMemory = true;        // CHORUS_GPU_PEER_MEMORY
+  int64_t gpuSlotBytes = 16 << 20;  // CHORUS_GPU_SLOT
+  int64_t gpuOneShotBytes = 256 << 10;  // CHORUS_GPU_ONE_SHOT
 
   /// Whether connections may offer direct transfers at all (CHORUS_DIRECT_THRESHOLD is not 0).
   bool directTransfersOn() const { return directThreshold != 0; }

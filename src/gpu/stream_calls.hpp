@@ -1,5 +1,7 @@
-// Calls on device buffers, enqueued on a CUDA stream. The communicator's thread runs the operations, in call order
-// with its other queued work, once the stream has reached them:
+// Calls on device buffers, enqueued on a CUDA stream. Among ranks of one host the collectives run on the GPU, over
+// the ranks' device memory (gpu/peer_group.hpp). The rest (Send/Recv, AlltoAllv, ranks on several hosts,
+// CHORUS_GPU_PEER_MEMORY=0) are staged: the communicator's thread runs the operations, in call order with its other
+// queued work, once the stream has reached them:
 //
 //   caller's stream:  copy inputs to pinned staging -> event -> [host function: wait for the call] -> copy results
 //   communicator's thread:                 wait for the event -> run the operations on the staging buffer

@@ -8,6 +8,7 @@
 #include "chorus/request.hpp"
 #include "comm/comm_impl.hpp"
 #include "core/deadline.hpp"
+#include "gpu/peer_group.hpp"
 #include "gpu/pinned_pool.hpp"
 #include "gpu/runtime.hpp"
 #include "gpu/staging.hpp"
@@ -71,7 +72,9 @@ Status enqueueOnStream(CommImpl& comm, const std::vector<Operation>& ops) {
     if (s != main && std::find(others.begin(), others.end(), s) == others.end()) others.push_back(s);
   }
   for (cudaStream_t s : others) CHORUS_TRY(join(main, s));
-  CHORUS_TRY(enqueueOnOneStream(comm, ops, main));
+  bool onPeerMemory = false;
+  CHORUS_TRY(runOnPeerMemory(comm, ops, main, &onPeerMemory));
+  if (!onPeerMemory) CHORUS_TRY(enqueueOnOneStream(comm, ops, main));
   for (cudaStream_t s : others) CHORUS_TRY(join(s, main));
   return Status::ok();
 }

@@ -1,0 +1,470 @@
+#include <cuda.h>  // the driver's types; its functions are looked up at run time (the library links no libcuda)
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "bootstrap/host_id.hpp"
+#include "comm/comm_impl.hpp"
+#include "core/deadline.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
+#include "gpu/device_kernels.hpp"
+#include "gpu/peer_group.hpp"
+#include "gpu/peer_steps.hpp"
+#include "gpu/runtime.hpp"
+
+namespace chorus::gpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kMaxRanks = 64;  // a reduction kernel's sources
+// A rank's memory: the flags, then slot 0 and slot 1. Flags are 32-bit counters compared cyclically by the waits.
+constexpr size_t kHeaderBytes = 4096;
+constexpr size_t kArrivalsAt = 0;  // arrivals[q]: the last barrier rank q reached (written by q)
+constexpr size_t kDoneAt = 256;    // done[q]: the last call rank q finished (written by q; read at teardown)
+constexpr size_t kProbeAt = 512;   // a word the set-up checks the stream memory operations on
+
+#define CHORUS_CUDA_TRY(call, what)                                 \
+  do {                                                              \
+    cudaError_t e_ = (call);                                        \
+    if (e_ != cudaSuccess) return cudaError(e_, std::string(what)); \
+  } while (0)
+
+using BatchMemOpFn = CUresult (*)(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int);
+
+// cuStreamBatchMemOp from the driver, or null where the driver has none.
+BatchMemOpFn batchMemOp() {
+  static const BatchMemOpFn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuStreamBatchMemOp", &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return static_cast<BatchMemOpFn>(nullptr);
+    }
+    return reinterpret_cast<BatchMemOpFn>(p);
+  }();
+  return fn;
+}
+
+CUstreamBatchMemOpParams writeOp(const char* at, uint32_t value) {
+  CUstreamBatchMemOpParams p{};
+  p.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  p.writeValue.address = reinterpret_cast<CUdeviceptr>(at);
+  p.writeValue.value = value;
+  p.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;  // after a fence: what the stream wrote before is visible
+  return p;
+}
+
+CUstreamBatchMemOpParams waitOp(const char* at, uint32_t value) {
+  CUstreamBatchMemOpParams p{};
+  p.waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+  p.waitValue.address = reinterpret_cast<CUdeviceptr>(at);
+  p.waitValue.value = value;
+  p.waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;  // (int32_t)(*at - value) >= 0: counters may wrap
+  return p;
+}
+
+Status runMemOps(cudaStream_t stream, std::vector<CUstreamBatchMemOpParams>& ops, const char* what) {
+  if (ops.empty()) return Status::ok();
+  CUresult r = batchMemOp()(reinterpret_cast<CUstream>(stream), static_cast<unsigned>(ops.size()), ops.data(), 0);
+  if (r == CUDA_SUCCESS) return Status::ok();
+  return {ErrorCode::kCudaError, std::string(what) + ": cuStreamBatchMemOp failed (CUresult " + std::to_string(r) + ")"};
+}
+
+// What each rank tells the others at set-up.
+struct SetupInfo {
+  uint64_t machine = 0;
+  int32_t device = -1;
+  int32_t ready = 0;  // this rank has its memory and its handle
+  cudaIpcMemHandle_t handle{};
+  char whyNot[160] = {};  // when not ready
+};
+
+std::string describe(const Operation& op) {
+  return std::string(algo::collName(op.type)) + " of " + std::to_string(op.count) + " x " + dataTypeName(op.dtype);
+}
+
+class PeerGroup {
+ public:
+  explicit PeerGroup(CommImpl& comm) : comm_(comm), rank_(comm.rank()), n_(comm.size()) {
+    limits_.slotBytes = static_cast<size_t>(settings().gpuSlotBytes);
+    limits_.oneShotBytes = static_cast<size_t>(settings().gpuOneShotBytes);
+  }
+  ~PeerGroup();
+
+  /// Collective: maps every peer's memory; `*why` empty when every rank did, else why not (the same everywhere).
+  Status setUp(std::string* why);
+  Status run(const Operation& op, cudaStream_t stream);
+
+ private:
+  char* flags(int rank) const { return base_[rank]; }
+  char* slot(int rank, uint64_t parity) const { return base_[rank] + kHeaderBytes + parity * limits_.slotBytes; }
+  void* address(const Ref& ref, const Operation& op, uint64_t parity) const;
+  Status prepareOwnMemory(SetupInfo* mine);
+  Status barrier(cudaStream_t stream);
+  Status runPhase(const Phase& phase, const Operation& op, uint64_t parity, cudaStream_t stream);
+  Status track(const Operation& op, cudaStream_t stream);
+  void watch();
+  /// Satisfies every wait this rank's stream has enqueued (its own flags), so that a failed call's stream drains.
+  void releaseWaits();
+  /// Until `deadline`: whether every peer's done counter reached this rank's last call (they no longer read it).
+  bool peersFinished(Clock::time_point deadline);
+
+  CommImpl& comm_;
+  const int rank_;
+  const int n_;
+  int device_ = -1;
+  PeerStepLimits limits_;
+  char* own_ = nullptr;
+  std::vector<char*> base_;      // every rank's memory as mapped here (own_ at rank_)
+  cudaStream_t side_ = nullptr;  // the group's own stream: set-up checks, releases, teardown reads
+  uint64_t steps_ = 0;           // steps run: step k uses slot k % 2
+  uint32_t calls_ = 0;
+  std::atomic<uint32_t> barriers_{0};
+  std::vector<CUstreamBatchMemOpParams> memOps_;
+  std::vector<DeviceCopy> copies_, scaledCopies_;
+
+  struct InFlight {
+    cudaEvent_t done = nullptr;
+    Clock::time_point enqueued;
+    double timeoutSeconds = 0;
+    std::string what;
+  };
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<InFlight> inFlight_;
+  std::vector<cudaEvent_t> spareEvents_;
+  bool stopping_ = false;
+  bool failed_ = false;  // under mutex_
+  std::thread watchdog_;
+};
+
+Status PeerGroup::prepareOwnMemory(SetupInfo* mine) {
+  if (!batchMemOp()) return invalidUsage("the CUDA driver has no cuStreamBatchMemOp");
+  CHORUS_CUDA_TRY(cudaGetDevice(&device_), "cudaGetDevice");
+  mine->device = device_;
+  CHORUS_CUDA_TRY(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
+  void* p = nullptr;
+  CHORUS_CUDA_TRY(cudaMalloc(&p, kHeaderBytes + 2 * limits_.slotBytes),
+                  "cudaMalloc of " + std::to_string(kHeaderBytes + 2 * limits_.slotBytes) + " bytes of peer memory");
+  own_ = static_cast<char*>(p);
+  CHORUS_CUDA_TRY(cudaMemsetAsync(own_, 0, kHeaderBytes, side_), "cudaMemsetAsync");
+  // The stream memory operations the barriers use: a write and a wait that it satisfies.
+  std::vector<CUstreamBatchMemOpParams> probe = {writeOp(own_ + kProbeAt, 1), waitOp(own_ + kProbeAt, 1)};
+  CHORUS_TRY(runMemOps(side_, probe, "the stream memory operations' check"));
+  CHORUS_CUDA_TRY(cudaStreamSynchronize(side_), "the stream memory operations' check");
+  CHORUS_CUDA_TRY(cudaIpcGetMemHandle(&mine->handle, own_), "cudaIpcGetMemHandle");
+  mine->ready = 1;
+  return Status::ok();
+}
+
+Status PeerGroup::setUp(std::string* why) {
+  SetupInfo mine;
+  mine.machine = std::hash<std::string>()(bootstrap::machineId());
+  if (n_ > kMaxRanks) {
+    snprintf(mine.whyNot, sizeof(mine.whyNot), "more than %d ranks", kMaxRanks);
+  } else if (Status st = prepareOwnMemory(&mine); !st.isOk()) {
+    snprintf(mine.whyNot, sizeof(mine.whyNot), "rank %d: %s", rank_, st.message().c_str());
+  }
+  std::vector<SetupInfo> all(n_);
+  Operation gather;
+  gather.type = algo::CollType::kAllGather;
+  gather.send = &mine;
+  gather.recv = all.data();
+  gather.count = sizeof(SetupInfo);
+  gather.dtype = DataType::kUint8;
+  CHORUS_TRY(comm_.execute(gather).withContext("setting up the device path (exchanging memory handles)"));
+
+  for (const SetupInfo& info : all) {
+    if (!info.ready) {
+      *why = info.whyNot;
+      return Status::ok();
+    }
+    if (info.machine != mine.machine) {
+      *why = "the ranks are on more than one host";
+      return Status::ok();
+    }
+  }
+  // Map every peer's memory; whether each rank could is agreed on, so all ranks take the same path.
+  base_.assign(n_, nullptr);
+  base_[rank_] = own_;
+  int32_t mapped = 1;
+  std::string failure;
+  for (int q = 0; q < n_ && mapped; ++q) {
+    if (q == rank_) continue;
+    void* p = nullptr;
+    cudaError_t e = cudaIpcOpenMemHandle(&p, all[q].handle, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess) {
+      failure = cudaError(e, "cudaIpcOpenMemHandle of rank " + std::to_string(q) + "'s memory (device " +
+                                 std::to_string(all[q].device) + ") on device " + std::to_string(device_))
+                    .message();
+      (void)cudaGetLastError();
+      mapped = 0;
+    }
+    base_[q] = static_cast<char*>(p);
+  }
+  int32_t everyone = mapped;
+  Operation agree;
+  agree.type = algo::CollType::kAllReduce;
+  agree.send = &mapped;
+  agree.recv = &everyone;
+  agree.count = 1;
+  agree.dtype = DataType::kInt32;
+  agree.op = RedOp::min();
+  CHORUS_TRY(comm_.execute(agree).withContext("setting up the device path (agreeing on the mappings)"));
+  if (!everyone) {
+    *why = failure.empty() ? "a peer could not map every rank's device memory" : failure;
+    return Status::ok();
+  }
+  watchdog_ = std::thread([this] { watch(); });
+  return Status::ok();
+}
+
+PeerGroup::~PeerGroup() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+  bool failed = failed_ || comm_.aborted();
+  if (!inFlight_.empty()) {
+    // Wait for this rank's calls; the watchdog is gone, so a failed communicator's waits are released here.
+    if (failed) releaseWaits();
+    const Clock::time_point deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(inFlight_.back().timeoutSeconds));
+    for (InFlight& f : inFlight_) {
+      while (cudaEventQuery(f.done) == cudaErrorNotReady) {
+        if (Clock::now() > deadline) {
+          failed = true;
+          releaseWaits();
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      (void)cudaEventDestroy(f.done);
+    }
+    inFlight_.clear();
+  }
+  for (cudaEvent_t e : spareEvents_) (void)cudaEventDestroy(e);
+  // Peers may still read this rank's slots for their last call; their memory is freed only once they are done.
+  const bool peersDone = failed || base_.empty() || peersFinished(Clock::now() + std::chrono::seconds(10));
+  for (int q = 0; q < static_cast<int>(base_.size()); ++q)
+    if (q != rank_ && base_[q]) (void)cudaIpcCloseMemHandle(base_[q]);
+  if (own_ && peersDone) (void)cudaFree(own_);
+  if (side_) (void)cudaStreamDestroy(side_);
+  (void)cudaGetLastError();
+}
+
+bool PeerGroup::peersFinished(Clock::time_point deadline) {
+  std::vector<uint32_t> done(n_);
+  while (true) {
+    if (cudaMemcpyAsync(done.data(), own_ + kDoneAt, n_ * sizeof(uint32_t), cudaMemcpyDeviceToHost, side_) !=
+            cudaSuccess ||
+        cudaStreamSynchronize(side_) != cudaSuccess) {
+      return false;
+    }
+    bool all = true;
+    for (int q = 0; q < n_; ++q)
+      if (q != rank_ && static_cast<int32_t>(done[q] - calls_) < 0) all = false;
+    if (all) return true;
+    if (Clock::now() > deadline) {
+      CHORUS_WARN(kInit, "rank %d: peers did not finish their last device call; its device memory is not freed",
+                  rank_);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void* PeerGroup::address(const Ref& ref, const Operation& op, uint64_t parity) const {
+  switch (ref.place) {
+    case Place::kSend:
+      return const_cast<char*>(static_cast<const char*>(op.send)) + ref.offset;
+    case Place::kRecv:
+      return static_cast<char*>(op.recv) + ref.offset;
+    case Place::kSlot:
+      break;
+  }
+  return slot(ref.rank, parity) + ref.offset;
+}
+
+Status PeerGroup::barrier(cudaStream_t stream) {
+  const uint32_t b = barriers_.load(std::memory_order_relaxed) + 1;
+  memOps_.clear();
+  for (int q = 0; q < n_; ++q)
+    if (q != rank_) memOps_.push_back(writeOp(flags(q) + kArrivalsAt + rank_ * sizeof(uint32_t), b));
+  for (int q = 0; q < n_; ++q)
+    if (q != rank_) memOps_.push_back(waitOp(flags(rank_) + kArrivalsAt + q * sizeof(uint32_t), b));
+  // Counted before the waits are enqueued: releaseWaits() must cover every wait that may be on the stream.
+  barriers_.store(b, std::memory_order_release);
+  return runMemOps(stream, memOps_, "a barrier of the device path");
+}
+
+Status PeerGroup::runPhase(const Phase& phase, const Operation& op, uint64_t parity, cudaStream_t stream) {
+  copies_.clear();
+  scaledCopies_.clear();
+  for (const Move& m : phase.moves) {
+    DeviceCopy c{address(m.from, op, parity), address(m.to, op, parity), m.bytes};
+    (m.scaled ? scaledCopies_ : copies_).push_back(c);
+  }
+  CHORUS_TRY(launchCopies(copies_.data(), static_cast<int>(copies_.size()), stream));
+  if (!scaledCopies_.empty()) {
+    CHORUS_TRY(launchScaledCopies(scaledCopies_.data(), static_cast<int>(scaledCopies_.size()), op.dtype,
+                                  op.op.scalar, op.op.scalarOnDevice, stream));
+  }
+  for (const Combine& c : phase.combines) {
+    const void* from[kMaxRanks];
+    for (int q = 0; q < n_; ++q) from[q] = slot(q, parity) + c.slotOffset;
+    void* to = address(c.to[0], op, parity);
+    void* alsoTo = c.to.size() > 1 ? address(c.to[1], op, parity) : nullptr;
+    CHORUS_TRY(launchReduce(from, n_, to, alsoTo, c.count, op.dtype, op.op.kind, stream));
+  }
+  return Status::ok();
+}
+
+Status PeerGroup::run(const Operation& op, cudaStream_t stream) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed_) return comm_.asyncError();
+  }
+  int device = -1;
+  CHORUS_CUDA_TRY(cudaGetDevice(&device), "cudaGetDevice");
+  if (device != device_) {
+    return invalidUsage(std::string(algo::collName(op.type)) + ": the communicator's calls on device memory run on " +
+                        "device " + std::to_string(device_) + ", but this thread's current device is " +
+                        std::to_string(device) + " (cudaSetDevice to the communicator's device first)");
+  }
+  for (const Step& step : planPeerSteps(op, rank_, n_, limits_)) {
+    const uint64_t parity = steps_++ % 2;
+    for (size_t i = 0; i < step.phases.size(); ++i) {
+      if (i > 0) CHORUS_TRY(barrier(stream));
+      CHORUS_TRY(runPhase(step.phases[i], op, parity, stream));
+    }
+  }
+  // Tell the peers this call is done with their memory (read at teardown), and follow it to its end.
+  ++calls_;
+  memOps_.clear();
+  for (int q = 0; q < n_; ++q)
+    if (q != rank_) memOps_.push_back(writeOp(flags(q) + kDoneAt + rank_ * sizeof(uint32_t), calls_));
+  CHORUS_TRY(runMemOps(stream, memOps_, "the end of a call on the device path"));
+  return track(op, stream);
+}
+
+Status PeerGroup::track(const Operation& op, cudaStream_t stream) {
+  cudaEvent_t done = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!spareEvents_.empty()) {
+      done = spareEvents_.back();
+      spareEvents_.pop_back();
+    }
+  }
+  if (!done) CHORUS_CUDA_TRY(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
+  CHORUS_CUDA_TRY(cudaEventRecord(done, stream), "cudaEventRecord");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    inFlight_.push_back({done, Clock::now(), TimeoutScope::seconds(), describe(op)});
+  }
+  wake_.notify_one();
+  return Status::ok();
+}
+
+void PeerGroup::releaseWaits() {
+  (void)cudaSetDevice(device_);
+  const uint32_t b = barriers_.load(std::memory_order_acquire);
+  std::vector<CUstreamBatchMemOpParams> ops;
+  for (int q = 0; q < n_; ++q)
+    if (q != rank_) ops.push_back(writeOp(flags(rank_) + kArrivalsAt + q * sizeof(uint32_t), b));
+  (void)runMemOps(side_, ops, "releasing a failed call's waits");
+}
+
+void PeerGroup::watch() {
+  (void)cudaSetDevice(device_);
+  Clock::time_point progress = Clock::now();  // when the stream last finished a call
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    if (inFlight_.empty()) {
+      wake_.wait(lock, [&] { return stopping_ || !inFlight_.empty(); });
+      progress = Clock::now();
+      continue;
+    }
+    InFlight& f = inFlight_.front();
+    const cudaError_t state = cudaEventQuery(f.done);
+    if (state != cudaErrorNotReady) {
+      if (state != cudaSuccess && !failed_) {
+        failed_ = true;
+        (void)comm_.recordFailure(cudaError(state, "a call on the device path (" + f.what + ")"));
+      }
+      spareEvents_.push_back(f.done);
+      inFlight_.pop_front();
+      progress = Clock::now();
+      continue;
+    }
+    if (!failed_) {
+      const Clock::time_point start = std::max(progress, f.enqueued);
+      if (comm_.aborted()) {
+        failed_ = true;
+      } else if (Clock::now() - start > std::chrono::duration<double>(f.timeoutSeconds)) {
+        failed_ = true;
+        CHORUS_WARN(kColl, "rank %d: %s on device memory did not complete within %.0f s", rank_, f.what.c_str(),
+                    f.timeoutSeconds);
+        (void)comm_.recordFailure(timeoutError(
+            "rank " + std::to_string(rank_) + ": " + f.what + " on device memory did not complete within " +
+            std::to_string(static_cast<int>(f.timeoutSeconds)) +
+            " s (CHORUS_TIMEOUT): a peer did not reach it (dead, stopped, or in another call), or the stream's "
+            "earlier work did not finish"));
+      }
+    }
+    // A failed communicator's streams must still drain: each pass releases the waits enqueued so far.
+    if (failed_) releaseWaits();
+    wake_.wait_for(lock, std::chrono::microseconds(failed_ ? 1000 : 200));
+  }
+}
+
+// A communicator's state in CommImpl::peerMemory(): its group, or none where its calls are staged.
+struct PeerMemory {
+  std::unique_ptr<PeerGroup> group;
+};
+
+}  // namespace
+
+Status runOnPeerMemory(CommImpl& comm, const std::vector<Operation>& ops, void* stream, bool* ran) {
+  *ran = false;
+  if (!settings().gpuPeerMemory) return Status::ok();
+  for (const Operation& op : ops)
+    if (!runsOnPeerMemory(op.type)) return Status::ok();
+  std::shared_ptr<void>& state = comm.peerMemory();
+  if (!state) {
+    auto memory = std::make_shared<PeerMemory>();
+    auto group = std::make_unique<PeerGroup>(comm);
+    std::string why;
+    CHORUS_TRY(group->setUp(&why));
+    if (why.empty()) {
+      memory->group = std::move(group);
+      CHORUS_INFO(kInit, "rank %d: calls on device memory run on the GPU, over the ranks' device memory",
+                  comm.rank());
+    } else {
+      CHORUS_INFO(kInit, "rank %d: calls on device memory are staged through host memory: %s", comm.rank(),
+                  why.c_str());
+    }
+    state = memory;
+  }
+  PeerGroup* group = static_cast<PeerMemory*>(state.get())->group.get();
+  if (!group) return Status::ok();
+  *ran = true;
+  for (const Operation& op : ops) CHORUS_TRY(group->run(op, static_cast<cudaStream_t>(stream)));
+  return Status::ok();
+}
+
+}  // namespace chorus::gpu
