@@ -3,22 +3,26 @@
 # ./gpu-results). Parts: tests | copy | perf (default: all three).
 #   tests: device_collectives_test, every collective x type x op on device memory, 1-4 ranks on the GPUs here
 #   copy:  the GPU's copy bandwidth (the roofline)
-#   perf:  all_reduce_perf and all_gather_perf on device memory, 2 and 4 ranks, 8 B to 1 GiB
-# Usage: gpu_run.sh [tests] [copy] [perf]
+#   perf:  all_reduce_perf and all_gather_perf on device memory, 2 and 4 ranks, 8 B to 1 GiB, on the GPU path over
+#          the ranks' device memory (and which path the ranks took, from their INIT log line)
+#   threads: the same with the ranks as threads of one process (-t), which share one CUDA context, and as one thread
+#          driving two communicators in groups (-g 2)
+#   staged: all_reduce_perf at 2 ranks staged through host memory (CHORUS_GPU_PEER_MEMORY=0), for comparison
+# Usage: gpu_run.sh [tests] [copy] [perf] [threads] [staged]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 out=${OUT:-$PWD/gpu-results}
 mkdir -p "$out"
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(tests copy perf)
+[ ${#parts[@]} -eq 0 ] && parts=(tests copy perf threads staged)
 status=0
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader | sed 's/^/== GPU /'
 for part in "${parts[@]}"; do
   case $part in
     tests)
-      "$here/bin/device_collectives_test" --gtest_brief=1 >"$out/tests.txt" 2>&1 || status=1
+      timeout 210 "$here/bin/device_collectives_test" --gtest_brief=1 >"$out/tests.txt" 2>&1 || status=1
       echo "== tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests.txt" | tr '\n' ' ')"
       grep -E '^\[  FAILED  \]|rank [0-9]+:' "$out/tests.txt" | head -20
       ;;
@@ -28,17 +32,37 @@ for part in "${parts[@]}"; do
       awk '!/^#/ {printf "   %s B: %s\n", $1, $3}' "$out/copy.txt"
       ;;
     perf)
+      CHORUS_DEBUG=INFO CHORUS_DEBUG_SUBSYS=INIT "$here/bin/all_reduce_perf" --nprocs 2 -b 1M -e 1M -n 1 -w 0 \
+        >"$out/path.txt" 2>&1 || status=1
+      echo "== path: $(grep -m1 -E 'calls on device memory' "$out/path.txt" | sed 's/.*rank 0: //')"
       for n in 2 4; do
         for tool in all_reduce all_gather; do
           log=$out/${tool}_perf_${n}ranks.txt
-          "$here/bin/${tool}_perf" --nprocs "$n" -b 8 -e 1G -f 4 -n 10 -w 3 -c 1 >"$log" 2>&1 || status=1
+          timeout 45 "$here/bin/${tool}_perf" --nprocs "$n" -b 8 -e 1G -f 4 -n 20 -w 5 -c 1 >"$log" 2>&1 || status=1
           echo "== ${tool}_perf, $n ranks, device memory: size B, out-of-place time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
           awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
         done
       done
       ;;
+    threads)
+      for ranks in "-t 2" "-t 4" "-g 2"; do
+        for tool in all_reduce all_gather; do
+          log=$out/${tool}_perf_${ranks// /}.txt
+          timeout 45 "$here/bin/${tool}_perf" $ranks -b 8 -e 1G -f 4 -n 20 -w 5 -c 1 >"$log" 2>&1 || status=1
+          echo "== ${tool}_perf, $ranks in one process, device memory: size B, out-of-place time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
+          awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
+        done
+      done
+      ;;
+    staged)
+      log=$out/all_reduce_perf_2ranks_staged.txt
+      CHORUS_GPU_PEER_MEMORY=0 timeout 40 "$here/bin/all_reduce_perf" --nprocs 2 -b 8 -e 128M -f 16 -n 10 -w 3 -c 1 \
+        >"$log" 2>&1 || status=1
+      echo "== all_reduce_perf, 2 ranks, staged through host memory: size B, time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
+      awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
+      ;;
     *)
-      echo "gpu_run: unknown part '$part' (tests, copy, perf)" >&2
+      echo "gpu_run: unknown part '$part' (tests, copy, perf, threads, staged)" >&2
       exit 2
       ;;
   esac

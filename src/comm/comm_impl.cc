@@ -16,6 +16,7 @@
 #include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
+#include "gpu/runtime.hpp"
 #include "kernels/reduce.hpp"
 #include "observe/clock.hpp"
 #include "observe/dump_on_signal.hpp"
@@ -115,6 +116,10 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
     return recordFailure(st);
   }
   initialized_.store(true, std::memory_order_release);
+  if (gpu::available()) {
+    if (Status loaded = gpu::loadKernels(); !loaded.isOk())
+      CHORUS_WARN(kInit, "rank %d: %s; calls on device memory will fail", rank_, loaded.message().c_str());
+  }
   observe::registerDumper(this, [this](const std::string& dir) { (void)dumpFlightRecord(dir, "SIGUSR1", nullptr); });
   const double period = config_.heartbeatSeconds > 0 ? config_.heartbeatSeconds : settings().heartbeatPeriod;
   if (period > 0) {

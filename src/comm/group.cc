@@ -8,6 +8,7 @@
 #include "chorus/communicator.hpp"
 #include "comm/async_worker.hpp"
 #include "core/log.hpp"
+#include "gpu/peer_group.hpp"
 #include "gpu/stream_calls.hpp"
 
 namespace chorus {
@@ -34,9 +35,27 @@ Status runInits(std::vector<std::function<Status()>>& inits) {
   return Status::ok();
 }
 
-// A communicator's operations of a group on device buffers go to their streams together, as one call.
+// The device path's first call on each communicator sets it up collectively: communicators driven by this one thread
+// set up concurrently, as their inits do.
+Status preparePeerMemory(const std::vector<CommImpl*>& comms, std::map<CommImpl*, std::vector<Operation>>& byComm) {
+  std::vector<std::function<Status()>> setUps;
+  for (CommImpl* c : comms) {
+    const std::vector<Operation>& ops = byComm[c];
+    if (c->peerMemory() || ops.empty() || !ops.front().onDevice) continue;
+    setUps.push_back([c, &ops] {
+      bool usable = false;
+      return gpu::preparePeerMemory(*c, ops, &usable);
+    });
+  }
+  return setUps.size() > 1 ? runInits(setUps) : Status::ok();
+}
+
+// A communicator's operations of a group on device buffers go to their streams together, as one call; the
+// communicators' calls are enqueued together too (gpu::enqueueOnStreams interleaves them).
 Status enqueueDeviceOperations(std::vector<CommImpl*>& comms, std::map<CommImpl*, std::vector<Operation>>& byComm) {
+  CHORUS_TRY(preparePeerMemory(comms, byComm));
   std::vector<CommImpl*> onHost;
+  std::vector<std::pair<CommImpl*, std::vector<Operation>>> onDevice;
   for (CommImpl* c : comms) {
     const std::vector<Operation>& ops = byComm[c];
     const size_t device = std::count_if(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; });
@@ -46,9 +65,10 @@ Status enqueueDeviceOperations(std::vector<CommImpl*>& comms, std::map<CommImpl*
       return invalidArgument("a group's calls on one communicator mix host and device buffers (rank " +
                              std::to_string(c->rank()) + "); they must all be one or the other");
     } else {
-      CHORUS_TRY(gpu::enqueueOnStream(*c, ops));
+      onDevice.emplace_back(c, ops);
     }
   }
+  if (!onDevice.empty()) CHORUS_TRY(gpu::enqueueOnStreams(onDevice));
   comms = std::move(onHost);
   return Status::ok();
 }

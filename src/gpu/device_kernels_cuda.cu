@@ -177,7 +177,30 @@ Status inBatches(const DeviceCopy* copies, int n, Launch launch) {
   return Status::ok();
 }
 
+template <typename Kernel>
+Status load(Kernel kernel) {
+  cudaFuncAttributes attributes{};
+  cudaError_t e = cudaFuncGetAttributes(&attributes, kernel);
+  return e == cudaSuccess ? Status::ok() : cudaError(e, "loading the device kernels");
+}
+
 }  // namespace
+
+Status loadKernels() {
+  CHORUS_TRY(load(copyKernel));
+  for (int t = 0; t <= static_cast<int>(DataType::kFloat8e5m2); ++t) {
+    if (!isValidDataType(static_cast<DataType>(t))) continue;
+    CHORUS_TRY(withType(static_cast<DataType>(t), [](auto arith) {
+      using A = decltype(arith);
+      CHORUS_TRY(load(scaledCopyKernel<A>));
+      CHORUS_TRY(load(reduceKernel<A, kernels::Sum>));
+      CHORUS_TRY(load(reduceKernel<A, kernels::Prod>));
+      CHORUS_TRY(load(reduceKernel<A, kernels::Max>));
+      return load(reduceKernel<A, kernels::Min>);
+    }));
+  }
+  return Status::ok();
+}
 
 Status launchCopies(const DeviceCopy* copies, int n, void* stream) {
   return inBatches(copies, n, [&](const CopyBatch& batch, dim3 grid) {

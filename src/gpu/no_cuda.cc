@@ -1,4 +1,5 @@
 // A build without the CUDA toolkit: every buffer is host memory, so nothing is ever enqueued on a stream.
+#include "gpu/peer_group.hpp"
 #include "gpu/pinned_pool.hpp"
 #include "gpu/runtime.hpp"
 #include "gpu/stream_calls.hpp"
@@ -19,11 +20,19 @@ Status copyMemory(void*, const void*, size_t) { return noCuda(); }
 Status createStream(void**) { return noCuda(); }
 void destroyStream(void*) {}
 Status synchronizeStream(void*) { return Status::ok(); }
+Status loadKernels() { return noCuda(); }
 Status cudaError(int code, const std::string& what) {
   return {ErrorCode::kCudaError, what + ": CUDA error " + std::to_string(code)};
 }
 Status takePinned(size_t, std::shared_ptr<std::byte>*) { return noCuda(); }
 Status stagingFor(int, void*, size_t, std::shared_ptr<std::byte>*) { return noCuda(); }
+Status preparePeerMemory(CommImpl&, const std::vector<Operation>&, bool* usable) {
+  *usable = false;
+  return Status::ok();
+}
 Status enqueueOnStream(CommImpl&, const std::vector<Operation>&) { return noCuda().withContext("device buffers"); }
+Status enqueueOnStreams(const std::vector<std::pair<CommImpl*, std::vector<Operation>>>&) {
+  return noCuda().withContext("device buffers");
+}
 
 }  // namespace chorus::gpu

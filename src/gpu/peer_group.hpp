@@ -26,9 +26,24 @@ class CommImpl;
 
 namespace chorus::gpu {
 
-/// Runs `ops` (validated, on device memory; one call, or one communicator's collectives of a group, run one after
-/// the other) of `comm` on `stream` over the ranks' device memory. `*ran` is false, and nothing was enqueued, when
-/// this communicator's calls are staged through host memory instead; the outcome is the same on every rank.
-Status runOnPeerMemory(CommImpl& comm, const std::vector<Operation>& ops, void* stream, bool* ran);
+/// Sets this communicator's group up, collectively, if it is not yet and `ops` (a call or a group's collectives) would
+/// run on it; `*usable` says whether they will. A thread driving several communicators (a group over several
+/// devices) sets them up together, from one thread each (comm/group.cc): each set-up waits for its peers'.
+Status preparePeerMemory(CommImpl& comm, const std::vector<Operation>& ops, bool* usable);
+
+/// One communicator's part of a call: its operations (validated, on device memory; one call, or its collectives of
+/// a group, run one after the other) on `stream`.
+struct CommCalls {
+  CommImpl* comm = nullptr;
+  std::vector<Operation> ops;
+  void* stream = nullptr;
+};
+
+/// Runs each entry over the ranks' device memory where its communicator can, `(*ran)[i]` false where it cannot and
+/// nothing was enqueued for it (the caller stages it through host memory; the outcome is the same on every rank).
+/// Several communicators driven by one thread (a group over several devices) have their steps interleaved, one of
+/// each in turn: a communicator's stream then waits at a barrier only for work already enqueued on the others', so a
+/// full stream never holds back the thread that has yet to enqueue what releases it.
+Status runOnPeerMemory(const std::vector<CommCalls>& calls, std::vector<bool>* ran);
 
 }  // namespace chorus::gpu

@@ -81,9 +81,41 @@ Status runMemOps(cudaStream_t stream, std::vector<CUstreamBatchMemOpParams>& ops
   return {ErrorCode::kCudaError, std::string(what) + ": cuStreamBatchMemOp failed (CUresult " + std::to_string(r) + ")"};
 }
 
+// Makes `device` current for its lifetime (a group's calls may be made with another device current).
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    if (cudaGetDevice(&previous_) == cudaSuccess && previous_ != device && device >= 0) {
+      switched_ = cudaSetDevice(device) == cudaSuccess;
+    }
+  }
+  ~DeviceScope() {
+    if (switched_) (void)cudaSetDevice(previous_);
+  }
+
+ private:
+  int previous_ = -1;
+  bool switched_ = false;
+};
+
+// The device holding the call's buffers (the communicator's device, as NCCL requires).
+int deviceOf(const Operation& op) {
+  cudaPointerAttributes a{};
+  const void* p = op.recv ? static_cast<const void*>(op.recv) : op.send;
+  if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess || a.device < 0) {
+    (void)cudaGetLastError();
+    int current = 0;
+    (void)cudaGetDevice(&current);
+    return current;
+  }
+  return a.device;
+}
+
 // What each rank tells the others at set-up.
 struct SetupInfo {
   uint64_t machine = 0;
+  uint64_t process = 0;  // bootstrap::processToken(): ranks of one process use each other's pointers as they are
+  uint64_t address = 0;  // the memory, in its own process
   int32_t device = -1;
   int32_t ready = 0;  // this rank has its memory and its handle
   cudaIpcMemHandle_t handle{};
@@ -94,9 +126,18 @@ std::string describe(const Operation& op) {
   return std::string(algo::collName(op.type)) + " of " + std::to_string(op.count) + " x " + dataTypeName(op.dtype);
 }
 
+// One call being enqueued step by step.
+struct PeerCall {
+  Operation op;
+  cudaStream_t stream = nullptr;
+  std::vector<Step> steps;
+  size_t next = 0;
+  bool finished = false;
+};
+
 class PeerGroup {
  public:
-  explicit PeerGroup(CommImpl& comm) : comm_(comm), rank_(comm.rank()), n_(comm.size()) {
+  PeerGroup(CommImpl& comm, int device) : comm_(comm), rank_(comm.rank()), n_(comm.size()), device_(device) {
     limits_.slotBytes = static_cast<size_t>(settings().gpuSlotBytes);
     limits_.oneShotBytes = static_cast<size_t>(settings().gpuOneShotBytes);
   }
@@ -104,13 +145,18 @@ class PeerGroup {
 
   /// Collective: maps every peer's memory; `*why` empty when every rank did, else why not (the same everywhere).
   Status setUp(std::string* why);
-  Status run(const Operation& op, cudaStream_t stream);
+  /// Plans `op` on `stream` into `call`; fails at once on a communicator that failed.
+  Status begin(const Operation& op, cudaStream_t stream, PeerCall* call);
+  /// Enqueues the call's next step (and, after its last, its end).
+  Status enqueueStep(PeerCall& call);
 
  private:
   char* flags(int rank) const { return base_[rank]; }
   char* slot(int rank, uint64_t parity) const { return base_[rank] + kHeaderBytes + parity * limits_.slotBytes; }
   void* address(const Ref& ref, const Operation& op, uint64_t parity) const;
   Status prepareOwnMemory(SetupInfo* mine);
+  /// Maps rank q's memory into base_[q].
+  Status map(const SetupInfo& peer, int q);
   Status barrier(cudaStream_t stream);
   Status runPhase(const Phase& phase, const Operation& op, uint64_t parity, cudaStream_t stream);
   Status track(const Operation& op, cudaStream_t stream);
@@ -123,10 +169,11 @@ class PeerGroup {
   CommImpl& comm_;
   const int rank_;
   const int n_;
-  int device_ = -1;
+  const int device_;
   PeerStepLimits limits_;
   char* own_ = nullptr;
   std::vector<char*> base_;      // every rank's memory as mapped here (own_ at rank_)
+  std::vector<bool> opened_;     // base_[q] came from cudaIpcOpenMemHandle
   cudaStream_t side_ = nullptr;  // the group's own stream: set-up checks, releases, teardown reads
   uint64_t steps_ = 0;           // steps run: step k uses slot k % 2
   uint32_t calls_ = 0;
@@ -151,26 +198,30 @@ class PeerGroup {
 
 Status PeerGroup::prepareOwnMemory(SetupInfo* mine) {
   if (!batchMemOp()) return invalidUsage("the CUDA driver has no cuStreamBatchMemOp");
-  CHORUS_CUDA_TRY(cudaGetDevice(&device_), "cudaGetDevice");
   mine->device = device_;
   CHORUS_CUDA_TRY(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
   void* p = nullptr;
   CHORUS_CUDA_TRY(cudaMalloc(&p, kHeaderBytes + 2 * limits_.slotBytes),
                   "cudaMalloc of " + std::to_string(kHeaderBytes + 2 * limits_.slotBytes) + " bytes of peer memory");
   own_ = static_cast<char*>(p);
-  CHORUS_CUDA_TRY(cudaMemsetAsync(own_, 0, kHeaderBytes, side_), "cudaMemsetAsync");
+  // Zeroed flags by a copy, not cudaMemset: a memset is a kernel of CUDA's, loaded lazily (see loadKernels()).
+  static const char zeros[kHeaderBytes] = {};
+  CHORUS_CUDA_TRY(cudaMemcpyAsync(own_, zeros, kHeaderBytes, cudaMemcpyHostToDevice, side_), "cudaMemcpyAsync");
   // The stream memory operations the barriers use: a write and a wait that it satisfies.
   std::vector<CUstreamBatchMemOpParams> probe = {writeOp(own_ + kProbeAt, 1), waitOp(own_ + kProbeAt, 1)};
   CHORUS_TRY(runMemOps(side_, probe, "the stream memory operations' check"));
   CHORUS_CUDA_TRY(cudaStreamSynchronize(side_), "the stream memory operations' check");
   CHORUS_CUDA_TRY(cudaIpcGetMemHandle(&mine->handle, own_), "cudaIpcGetMemHandle");
+  mine->address = reinterpret_cast<uintptr_t>(own_);
   mine->ready = 1;
   return Status::ok();
 }
 
 Status PeerGroup::setUp(std::string* why) {
+  DeviceScope onDevice(device_);
   SetupInfo mine;
   mine.machine = std::hash<std::string>()(bootstrap::machineId());
+  mine.process = bootstrap::processToken();
   if (n_ > kMaxRanks) {
     snprintf(mine.whyNot, sizeof(mine.whyNot), "more than %d ranks", kMaxRanks);
   } else if (Status st = prepareOwnMemory(&mine); !st.isOk()) {
@@ -195,23 +246,30 @@ Status PeerGroup::setUp(std::string* why) {
       return Status::ok();
     }
   }
+  // Ranks of one process on one device share its hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default), and a
+  // queue runs its streams' work in order: one rank's stream waiting at a barrier could hold back the very work of
+  // another rank that would release it. (A hang of 4 such ranks was seen on an H200, 2026-11-26.)
+  for (int a = 0; a < n_; ++a)
+    for (int b = a + 1; b < n_; ++b)
+      if (all[a].process == all[b].process && all[a].device == all[b].device) {
+        *why = "ranks " + std::to_string(a) + " and " + std::to_string(b) + " are threads of one process on device " +
+               std::to_string(all[a].device) + ", where one rank's waiting stream could hold back the other's";
+        return Status::ok();
+      }
   // Map every peer's memory; whether each rank could is agreed on, so all ranks take the same path.
   base_.assign(n_, nullptr);
   base_[rank_] = own_;
   int32_t mapped = 1;
   std::string failure;
+  opened_.assign(n_, false);
   for (int q = 0; q < n_ && mapped; ++q) {
     if (q == rank_) continue;
-    void* p = nullptr;
-    cudaError_t e = cudaIpcOpenMemHandle(&p, all[q].handle, cudaIpcMemLazyEnablePeerAccess);
-    if (e != cudaSuccess) {
-      failure = cudaError(e, "cudaIpcOpenMemHandle of rank " + std::to_string(q) + "'s memory (device " +
-                                 std::to_string(all[q].device) + ") on device " + std::to_string(device_))
-                    .message();
-      (void)cudaGetLastError();
+    Status st = map(all[q], q);
+    if (!st.isOk()) {
+      (void)cudaGetLastError();  // a failed mapping is an answer here, not an error for the next CUDA call
+      failure = st.message();
       mapped = 0;
     }
-    base_[q] = static_cast<char*>(p);
   }
   int32_t everyone = mapped;
   Operation agree;
@@ -230,6 +288,33 @@ Status PeerGroup::setUp(std::string* why) {
   return Status::ok();
 }
 
+Status PeerGroup::map(const SetupInfo& peer, int q) {
+  if (peer.process != bootstrap::processToken()) {
+    void* p = nullptr;
+    CHORUS_CUDA_TRY(cudaIpcOpenMemHandle(&p, peer.handle, cudaIpcMemLazyEnablePeerAccess),
+                    "cudaIpcOpenMemHandle of rank " + std::to_string(q) + "'s memory (device " +
+                        std::to_string(peer.device) + ") on device " + std::to_string(device_));
+    base_[q] = static_cast<char*>(p);
+    opened_[q] = true;
+    return Status::ok();
+  }
+  // A rank of this process (CUDA maps no handle in the process that made it): its pointer, through peer access
+  // where it is on another device.
+  if (peer.device != device_) {
+    int can = 0;
+    CHORUS_CUDA_TRY(cudaDeviceCanAccessPeer(&can, device_, peer.device), "cudaDeviceCanAccessPeer");
+    if (!can) {
+      return invalidUsage("device " + std::to_string(device_) + " has no peer access to device " +
+                          std::to_string(peer.device));
+    }
+    const cudaError_t e = cudaDeviceEnablePeerAccess(peer.device, 0);
+    if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) return cudaError(e, "cudaDeviceEnablePeerAccess");
+    (void)cudaGetLastError();
+  }
+  base_[q] = reinterpret_cast<char*>(static_cast<uintptr_t>(peer.address));
+  return Status::ok();
+}
+
 PeerGroup::~PeerGroup() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -237,6 +322,7 @@ PeerGroup::~PeerGroup() {
   }
   wake_.notify_all();
   if (watchdog_.joinable()) watchdog_.join();
+  DeviceScope onDevice(device_);
   bool failed = failed_ || comm_.aborted();
   if (!inFlight_.empty()) {
     // Wait for this rank's calls; the watchdog is gone, so a failed communicator's waits are released here.
@@ -260,7 +346,7 @@ PeerGroup::~PeerGroup() {
   // Peers may still read this rank's slots for their last call; their memory is freed only once they are done.
   const bool peersDone = failed || base_.empty() || peersFinished(Clock::now() + std::chrono::seconds(10));
   for (int q = 0; q < static_cast<int>(base_.size()); ++q)
-    if (q != rank_ && base_[q]) (void)cudaIpcCloseMemHandle(base_[q]);
+    if (opened_[q]) (void)cudaIpcCloseMemHandle(base_[q]);
   if (own_ && peersDone) (void)cudaFree(own_);
   if (side_) (void)cudaStreamDestroy(side_);
   (void)cudaGetLastError();
@@ -333,32 +419,37 @@ Status PeerGroup::runPhase(const Phase& phase, const Operation& op, uint64_t par
   return Status::ok();
 }
 
-Status PeerGroup::run(const Operation& op, cudaStream_t stream) {
+Status PeerGroup::begin(const Operation& op, cudaStream_t stream, PeerCall* call) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (failed_) return comm_.asyncError();
   }
-  int device = -1;
-  CHORUS_CUDA_TRY(cudaGetDevice(&device), "cudaGetDevice");
-  if (device != device_) {
-    return invalidUsage(std::string(algo::collName(op.type)) + ": the communicator's calls on device memory run on " +
-                        "device " + std::to_string(device_) + ", but this thread's current device is " +
-                        std::to_string(device) + " (cudaSetDevice to the communicator's device first)");
-  }
-  for (const Step& step : planPeerSteps(op, rank_, n_, limits_)) {
+  call->op = op;
+  call->stream = stream;
+  call->steps = planPeerSteps(op, rank_, n_, limits_);
+  call->next = 0;
+  return Status::ok();
+}
+
+Status PeerGroup::enqueueStep(PeerCall& call) {
+  DeviceScope onDevice(device_);
+  if (call.next < call.steps.size()) {
+    const Step& step = call.steps[call.next++];
     const uint64_t parity = steps_++ % 2;
     for (size_t i = 0; i < step.phases.size(); ++i) {
-      if (i > 0) CHORUS_TRY(barrier(stream));
-      CHORUS_TRY(runPhase(step.phases[i], op, parity, stream));
+      if (i > 0) CHORUS_TRY(barrier(call.stream));
+      CHORUS_TRY(runPhase(step.phases[i], call.op, parity, call.stream));
     }
+    if (call.next < call.steps.size()) return Status::ok();
   }
-  // Tell the peers this call is done with their memory (read at teardown), and follow it to its end.
+  // The call's end: tell the peers it is done with their memory (read at teardown), and follow it to its end.
   ++calls_;
   memOps_.clear();
   for (int q = 0; q < n_; ++q)
     if (q != rank_) memOps_.push_back(writeOp(flags(q) + kDoneAt + rank_ * sizeof(uint32_t), calls_));
-  CHORUS_TRY(runMemOps(stream, memOps_, "the end of a call on the device path"));
-  return track(op, stream);
+  CHORUS_TRY(runMemOps(call.stream, memOps_, "the end of a call on the device path"));
+  call.finished = true;
+  return track(call.op, call.stream);
 }
 
 Status PeerGroup::track(const Operation& op, cudaStream_t stream) {
@@ -381,7 +472,6 @@ Status PeerGroup::track(const Operation& op, cudaStream_t stream) {
 }
 
 void PeerGroup::releaseWaits() {
-  (void)cudaSetDevice(device_);
   const uint32_t b = barriers_.load(std::memory_order_acquire);
   std::vector<CUstreamBatchMemOpParams> ops;
   for (int q = 0; q < n_; ++q)
@@ -390,7 +480,7 @@ void PeerGroup::releaseWaits() {
 }
 
 void PeerGroup::watch() {
-  (void)cudaSetDevice(device_);
+  (void)cudaSetDevice(device_);  // the releases' stream memory operations run on this device
   Clock::time_point progress = Clock::now();  // when the stream last finished a call
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
@@ -439,15 +529,15 @@ struct PeerMemory {
 
 }  // namespace
 
-Status runOnPeerMemory(CommImpl& comm, const std::vector<Operation>& ops, void* stream, bool* ran) {
-  *ran = false;
+Status preparePeerMemory(CommImpl& comm, const std::vector<Operation>& ops, bool* usable) {
+  *usable = false;
   if (!settings().gpuPeerMemory) return Status::ok();
   for (const Operation& op : ops)
     if (!runsOnPeerMemory(op.type)) return Status::ok();
   std::shared_ptr<void>& state = comm.peerMemory();
   if (!state) {
     auto memory = std::make_shared<PeerMemory>();
-    auto group = std::make_unique<PeerGroup>(comm);
+    auto group = std::make_unique<PeerGroup>(comm, deviceOf(ops.front()));
     std::string why;
     CHORUS_TRY(group->setUp(&why));
     if (why.empty()) {
@@ -460,10 +550,40 @@ Status runOnPeerMemory(CommImpl& comm, const std::vector<Operation>& ops, void* 
     }
     state = memory;
   }
-  PeerGroup* group = static_cast<PeerMemory*>(state.get())->group.get();
-  if (!group) return Status::ok();
-  *ran = true;
-  for (const Operation& op : ops) CHORUS_TRY(group->run(op, static_cast<cudaStream_t>(stream)));
+  *usable = static_cast<PeerMemory*>(state.get())->group != nullptr;
+  return Status::ok();
+}
+
+Status runOnPeerMemory(const std::vector<CommCalls>& calls, std::vector<bool>* ran) {
+  ran->assign(calls.size(), false);
+  // Each communicator's calls in order; the communicators' steps interleaved, one step of each in turn.
+  struct Queue {
+    PeerGroup* group;
+    const CommCalls* calls;
+    size_t op = 0;
+    PeerCall current;
+  };
+  std::vector<Queue> queues;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    bool usable = false;
+    CHORUS_TRY(preparePeerMemory(*calls[i].comm, calls[i].ops, &usable));
+    if (!usable) continue;
+    (*ran)[i] = true;
+    Queue q{static_cast<PeerMemory*>(calls[i].comm->peerMemory().get())->group.get(), &calls[i]};
+    CHORUS_TRY(q.group->begin(calls[i].ops.front(), static_cast<cudaStream_t>(calls[i].stream), &q.current));
+    queues.push_back(std::move(q));
+  }
+  for (bool busy = true; busy;) {
+    busy = false;
+    for (Queue& q : queues) {
+      if (q.op == q.calls->ops.size()) continue;
+      busy = true;
+      CHORUS_TRY(q.group->enqueueStep(q.current));
+      if (q.current.finished && ++q.op < q.calls->ops.size()) {
+        CHORUS_TRY(q.group->begin(q.calls->ops[q.op], static_cast<cudaStream_t>(q.calls->stream), &q.current));
+      }
+    }
+  }
   return Status::ok();
 }
 

@@ -29,6 +29,10 @@ Status createStream(void** out);
 void destroyStream(void* stream);
 /// Waits until everything enqueued on `stream` (a cudaStream_t) ran.
 Status synchronizeStream(void* stream);
+/// Loads chorus's device kernels. A communicator's init does it where there is a GPU, as NCCL's does: CUDA loads a
+/// kernel at its first use otherwise (lazy loading), and loading waits for the device's other work, which may be a
+/// stream held back until the call that launches the kernel returns.
+Status loadKernels();
 /// A CUDA runtime result as a chorus error naming `what` ("cudaMemcpyAsync: invalid argument").
 Status cudaError(int code, const std::string& what);
 

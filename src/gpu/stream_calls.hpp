@@ -10,6 +10,7 @@
 // the host path (the same plans, transports and checks), through pinned host memory.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "chorus/status.hpp"
@@ -26,5 +27,9 @@ namespace chorus::gpu {
 /// stream waits for the others before the call, and they wait for it after. An error here (a CUDA call that failed)
 /// is returned; a failure of the operations themselves is the communicator's async error.
 Status enqueueOnStream(CommImpl& comm, const std::vector<Operation>& ops);
+
+/// enqueueOnStream for several communicators' operations of one group, made by one thread: those that run on the
+/// GPU have their steps interleaved (gpu/peer_group.hpp).
+Status enqueueOnStreams(const std::vector<std::pair<CommImpl*, std::vector<Operation>>>& calls);
 
 }  // namespace chorus::gpu

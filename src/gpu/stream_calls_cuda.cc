@@ -64,20 +64,31 @@ Status enqueueOnOneStream(CommImpl& comm, const std::vector<Operation>& ops, cud
 
 }  // namespace
 
-Status enqueueOnStream(CommImpl& comm, const std::vector<Operation>& ops) {
-  auto main = static_cast<cudaStream_t>(ops.front().stream);
-  std::vector<cudaStream_t> others;
-  for (const Operation& op : ops) {
-    auto s = static_cast<cudaStream_t>(op.stream);
-    if (s != main && std::find(others.begin(), others.end(), s) == others.end()) others.push_back(s);
+Status enqueueOnStreams(const std::vector<std::pair<CommImpl*, std::vector<Operation>>>& calls) {
+  // Each communicator's operations run on their first one's stream, joined with the others' streams around them.
+  std::vector<CommCalls> onMain;
+  std::vector<std::vector<cudaStream_t>> others(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const std::vector<Operation>& ops = calls[i].second;
+    auto main = static_cast<cudaStream_t>(ops.front().stream);
+    for (const Operation& op : ops) {
+      auto s = static_cast<cudaStream_t>(op.stream);
+      if (s != main && std::find(others[i].begin(), others[i].end(), s) == others[i].end()) others[i].push_back(s);
+    }
+    for (cudaStream_t s : others[i]) CHORUS_TRY(join(main, s));
+    onMain.push_back({calls[i].first, ops, main});
   }
-  for (cudaStream_t s : others) CHORUS_TRY(join(main, s));
-  bool onPeerMemory = false;
-  CHORUS_TRY(runOnPeerMemory(comm, ops, main, &onPeerMemory));
-  if (!onPeerMemory) CHORUS_TRY(enqueueOnOneStream(comm, ops, main));
-  for (cudaStream_t s : others) CHORUS_TRY(join(s, main));
+  std::vector<bool> onPeerMemory;
+  CHORUS_TRY(runOnPeerMemory(onMain, &onPeerMemory));
+  for (size_t i = 0; i < calls.size(); ++i) {
+    auto main = static_cast<cudaStream_t>(onMain[i].stream);
+    if (!onPeerMemory[i]) CHORUS_TRY(enqueueOnOneStream(*calls[i].first, calls[i].second, main));
+    for (cudaStream_t s : others[i]) CHORUS_TRY(join(s, main));
+  }
   return Status::ok();
 }
+
+Status enqueueOnStream(CommImpl& comm, const std::vector<Operation>& ops) { return enqueueOnStreams({{&comm, ops}}); }
 
 namespace {
 
