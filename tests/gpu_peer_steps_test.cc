@@ -35,10 +35,10 @@ struct Shape {
 };
 
 std::string describe(const Shape& s) {
-  return std::string(algo::collName(s.coll)) + "(" + dataTypeName(s.type) + ", " + redOpName(s.op.kind) +
-         ", count " + std::to_string(s.count) + (s.inPlace ? ", in place" : "") + ", root " +
-         std::to_string(s.root) + ", " + std::to_string(s.nranks) + " ranks, slot " +
-         std::to_string(s.limits.slotBytes) + ", one-shot up to " + std::to_string(s.limits.oneShotBytes) + ")";
+  return std::string(algo::collName(s.coll)) + "(" + dataTypeName(s.type) + ", " + redOpName(s.op.kind) + ", count " +
+         std::to_string(s.count) + (s.inPlace ? ", in place" : "") + ", root " + std::to_string(s.root) + ", " +
+         std::to_string(s.nranks) + " ranks, slot " + std::to_string(s.limits.slotBytes) + ", one-shot up to " +
+         std::to_string(s.limits.oneShotBytes) + ")";
 }
 
 // One rank's buffers, the call it makes and what its receive buffer must hold afterwards.
@@ -121,7 +121,8 @@ Rank makeRank(const Shape& s, int r) {
       k.recv.resize(c * e, 0xee);
       op.send = s.inPlace ? k.recv.data() : r == s.root ? k.send.data() : nullptr;
       op.recv = k.recv.data();
-      if (r == s.root) fillMove(const_cast<unsigned char*>(static_cast<const unsigned char*>(op.send)), s.type, r, 0, c);
+      if (r == s.root)
+        fillMove(const_cast<unsigned char*>(static_cast<const unsigned char*>(op.send)), s.type, r, 0, c);
       k.expected = k.recv;
       fillMove(k.expected.data(), s.type, s.root, 0, c);
       break;
@@ -146,9 +147,9 @@ Rank makeRank(const Shape& s, int r) {
 }
 
 // Returns the problem `check` found, if any.
-#define CHORUS_RETURN_PROBLEM(check) \
-  do {                               \
-    std::string problem_ = (check);  \
+#define CHORUS_RETURN_PROBLEM(check)        \
+  do {                                      \
+    std::string problem_ = (check);         \
     if (!problem_.empty()) return problem_; \
   } while (0)
 
@@ -192,14 +193,14 @@ class Simulation {
       size_t bad = 0;
       const size_t wrong =
           mismatches(k.recv.data(), k.expected.data(), k.recv.size() / dataTypeSize(s_.type), s_.type, &bad);
-      if (wrong) return "rank " + std::to_string(r) + ": " + std::to_string(wrong) + " wrong elements, the first at " +
-                        std::to_string(bad);
+      if (wrong)
+        return "rank " + std::to_string(r) + ": " + std::to_string(wrong) + " wrong elements, the first at " +
+               std::to_string(bad);
     }
     return "";
   }
 
  private:
-
   // The end of a barrier interval: no rank may have written slot bytes another rank touched in it.
   std::string barrier() {
     std::string found;
@@ -310,9 +311,9 @@ TEST(GpuPeerSteps, EveryCollectiveOnEverySplitIsExactAndRaceFree) {
               if (inPlace && coll == CollType::kAlltoAll) continue;
               if (oneShot && coll != CollType::kAllReduce) continue;
               for (DataType type : {DataType::kFloat32, DataType::kInt8, DataType::kFloat16, DataType::kFloat64})
-                for (RedOp op : reduces(coll) ? std::vector<RedOp>{RedOp::sum(), RedOp::avg(), RedOp::preMulSum(1),
-                                                                   RedOp::max()}
-                                              : std::vector<RedOp>{RedOp::sum()}) {
+                for (RedOp op : reduces(coll)
+                                    ? std::vector<RedOp>{RedOp::sum(), RedOp::avg(), RedOp::preMulSum(1), RedOp::max()}
+                                    : std::vector<RedOp>{RedOp::sum()}) {
                   if (op.kind == RedOpKind::kAvg && type == DataType::kInt8) continue;  // integer avg truncates
                   Shape s{coll, type, op, count, inPlace, nranks - 1, nranks, {slotBytes, oneShot}};
                   Simulation sim(s);

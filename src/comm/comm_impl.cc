@@ -63,7 +63,7 @@ CommImpl::CommImpl(int rank, int nranks, const CommConfig& config)
       recorder_(static_cast<size_t>(settings().traceEntries)) {}
 
 CommImpl::~CommImpl() {
-  heartbeat_.reset();  // first: its thread may be aborting this communicator
+  heartbeat_.reset();   // first: its thread may be aborting this communicator
   peerMemory_.reset();  // waits for this rank's calls on device memory, and for its peers' reads of its memory
   observe::forgetDumper(this);
   worker_.drain();

@@ -9,7 +9,7 @@ endif()
 set(CHORUS_GPU_OBJECTS "")
 if(CHORUS_CUDA)
   message(STATUS "chorus: CUDA ${CUDAToolkit_VERSION} found, device buffers are on")
-  list(FILTER CHORUS_SOURCES EXCLUDE REGEX "/src/gpu/no_cuda\\.cc$")
+  list(FILTER CHORUS_SOURCES EXCLUDE REGEX "/src/gpu/cuda_absent\\.cc$")
   list(APPEND CHORUS_TRANSPORT_LIBRARIES CUDA::cudart_static)
   # The kernels: machine code for Ampere (sm_80) and Hopper (sm_90), and PTX that later GPUs compile at load time.
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)

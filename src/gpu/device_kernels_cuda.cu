@@ -60,12 +60,12 @@ struct NarrowFloat {
   __device__ static Bits scale(Bits x, float k) { return Format::narrow(Format::widen(x) * k); }
 };
 
-#define CHORUS_NARROW_FORMAT(Name, BitsType, toFloat, fromFloat)                      \
-  struct Name##Format {                                                               \
-    using Bits = BitsType;                                                            \
-    __device__ static float widen(Bits b) { return kernels::toFloat(b); }             \
-    __device__ static Bits narrow(float f) { return kernels::fromFloat(f); }          \
-  };                                                                                  \
+#define CHORUS_NARROW_FORMAT(Name, BitsType, toFloat, fromFloat)             \
+  struct Name##Format {                                                      \
+    using Bits = BitsType;                                                   \
+    __device__ static float widen(Bits b) { return kernels::toFloat(b); }    \
+    __device__ static Bits narrow(float f) { return kernels::fromFloat(f); } \
+  };                                                                         \
   using Name = NarrowFloat<Name##Format>;
 CHORUS_NARROW_FORMAT(Half, uint16_t, halfToFloat, floatToHalf)
 CHORUS_NARROW_FORMAT(Bfloat16, uint16_t, bfloat16ToFloat, floatToBfloat16)

@@ -78,7 +78,8 @@ Status runMemOps(cudaStream_t stream, std::vector<CUstreamBatchMemOpParams>& ops
   if (ops.empty()) return Status::ok();
   CUresult r = batchMemOp()(reinterpret_cast<CUstream>(stream), static_cast<unsigned>(ops.size()), ops.data(), 0);
   if (r == CUDA_SUCCESS) return Status::ok();
-  return {ErrorCode::kCudaError, std::string(what) + ": cuStreamBatchMemOp failed (CUresult " + std::to_string(r) + ")"};
+  return {ErrorCode::kCudaError,
+          std::string(what) + ": cuStreamBatchMemOp failed (CUresult " + std::to_string(r) + ")"};
 }
 
 // Makes `device` current for its lifetime (a group's calls may be made with another device current).
@@ -328,8 +329,8 @@ PeerGroup::~PeerGroup() {
     // Wait for this rank's calls; the watchdog is gone, so a failed communicator's waits are released here.
     if (failed) releaseWaits();
     const Clock::time_point deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(inFlight_.back().timeoutSeconds));
+        Clock::now() +
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(inFlight_.back().timeoutSeconds));
     for (InFlight& f : inFlight_) {
       while (cudaEventQuery(f.done) == cudaErrorNotReady) {
         if (Clock::now() > deadline) {
@@ -365,8 +366,7 @@ bool PeerGroup::peersFinished(Clock::time_point deadline) {
       if (q != rank_ && static_cast<int32_t>(done[q] - calls_) < 0) all = false;
     if (all) return true;
     if (Clock::now() > deadline) {
-      CHORUS_WARN(kInit, "rank %d: peers did not finish their last device call; its device memory is not freed",
-                  rank_);
+      CHORUS_WARN(kInit, "rank %d: peers did not finish their last device call; its device memory is not freed", rank_);
       return false;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -406,8 +406,8 @@ Status PeerGroup::runPhase(const Phase& phase, const Operation& op, uint64_t par
   }
   CHORUS_TRY(launchCopies(copies_.data(), static_cast<int>(copies_.size()), stream));
   if (!scaledCopies_.empty()) {
-    CHORUS_TRY(launchScaledCopies(scaledCopies_.data(), static_cast<int>(scaledCopies_.size()), op.dtype,
-                                  op.op.scalar, op.op.scalarOnDevice, stream));
+    CHORUS_TRY(launchScaledCopies(scaledCopies_.data(), static_cast<int>(scaledCopies_.size()), op.dtype, op.op.scalar,
+                                  op.op.scalarOnDevice, stream));
   }
   for (const Combine& c : phase.combines) {
     const void* from[kMaxRanks];
@@ -480,7 +480,7 @@ void PeerGroup::releaseWaits() {
 }
 
 void PeerGroup::watch() {
-  (void)cudaSetDevice(device_);  // the releases' stream memory operations run on this device
+  (void)cudaSetDevice(device_);               // the releases' stream memory operations run on this device
   Clock::time_point progress = Clock::now();  // when the stream last finished a call
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
@@ -542,8 +542,7 @@ Status preparePeerMemory(CommImpl& comm, const std::vector<Operation>& ops, bool
     CHORUS_TRY(group->setUp(&why));
     if (why.empty()) {
       memory->group = std::move(group);
-      CHORUS_INFO(kInit, "rank %d: calls on device memory run on the GPU, over the ranks' device memory",
-                  comm.rank());
+      CHORUS_INFO(kInit, "rank %d: calls on device memory run on the GPU, over the ranks' device memory", comm.rank());
     } else {
       CHORUS_INFO(kInit, "rank %d: calls on device memory are staged through host memory: %s", comm.rank(),
                   why.c_str());

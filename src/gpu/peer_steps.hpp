@@ -55,7 +55,7 @@ struct Step {
 };
 
 struct PeerStepLimits {
-  size_t slotBytes = 16 << 20;     // each of a rank's two slots
+  size_t slotBytes = 16 << 20;      // each of a rank's two slots
   size_t oneShotBytes = 256 << 10;  // AllReduce up to this size: every rank reduces the whole buffer (one barrier)
 };
 

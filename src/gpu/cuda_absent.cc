@@ -1,4 +1,5 @@
-// A build without the CUDA toolkit: every buffer is host memory, so nothing is ever enqueued on a stream.
+// A build without the CUDA toolkit (CHORUS_CUDA=OFF): every buffer is host memory, so nothing is ever enqueued on a
+// stream.
 #include "gpu/peer_group.hpp"
 #include "gpu/pinned_pool.hpp"
 #include "gpu/runtime.hpp"
