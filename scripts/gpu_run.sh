@@ -5,8 +5,8 @@
 #   copy:  the GPU's copy bandwidth (the roofline)
 #   perf:  all_reduce_perf and all_gather_perf on device memory, 2 and 4 ranks, 8 B to 1 GiB, on the GPU path over
 #          the ranks' device memory (and which path the ranks took, from their INIT log line)
-#   threads: the same with the ranks as threads of one process (-t), which share one CUDA context, and as one thread
-#          driving two communicators in groups (-g 2)
+#   threads: the same with the ranks as threads of one process (-t), and as one thread driving two communicators in
+#          groups (-g 2): on the GPU path where each rank has a GPU of its own, staged where they share one
 #   staged: all_reduce_perf at 2 ranks staged through host memory (CHORUS_GPU_PEER_MEMORY=0), for comparison
 # Usage: gpu_run.sh [tests] [copy] [perf] [threads] [staged]
 set -uo pipefail
