@@ -8,7 +8,8 @@
 #   threads: the same with the ranks as threads of one process (-t), and as one thread driving two communicators in
 #          groups (-g 2): on the GPU path where each rank has a GPU of its own, staged where they share one
 #   staged: all_reduce_perf at 2 ranks staged through host memory (CHORUS_GPU_PEER_MEMORY=0), for comparison
-# Usage: gpu_run.sh [tests] [copy] [perf] [threads] [staged]
+#   sweep: all_reduce_perf at 2 ranks with other one-shot limits (CHORUS_GPU_ONE_SHOT) and slot sizes (CHORUS_GPU_SLOT)
+# Usage: gpu_run.sh [tests] [copy] [perf] [threads] [staged] [sweep]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -61,8 +62,17 @@ for part in "${parts[@]}"; do
       echo "== all_reduce_perf, 2 ranks, staged through host memory: size B, time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
       awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
       ;;
+    sweep)
+      for setting in CHORUS_GPU_ONE_SHOT=64K CHORUS_GPU_ONE_SHOT=1M CHORUS_GPU_SLOT=4M CHORUS_GPU_SLOT=64M; do
+        log=$out/all_reduce_perf_2ranks_${setting}.txt
+        env "$setting" timeout 45 "$here/bin/all_reduce_perf" --nprocs 2 -b 16K -e 1G -f 4 -n 20 -w 5 -c 1 \
+          >"$log" 2>&1 || status=1
+        echo "== all_reduce_perf, 2 ranks, $setting: size B, time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
+        awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
+      done
+      ;;
     *)
-      echo "gpu_run: unknown part '$part' (tests, copy, perf, threads, staged)" >&2
+      echo "gpu_run: unknown part '$part' (tests, copy, perf, threads, staged, sweep)" >&2
       exit 2
       ;;
   esac
