@@ -123,8 +123,8 @@ struct SetupInfo {
   char whyNot[160] = {};  // when not ready
 };
 
-std::string describe(const Operation& op) {
-  return std::string(algo::collName(op.type)) + " of " + std::to_string(op.count) + " x " + dataTypeName(op.dtype);
+std::string describe(algo::CollType type, size_t count, DataType dtype) {
+  return std::string(algo::collName(type)) + " of " + std::to_string(count) + " x " + dataTypeName(dtype);
 }
 
 // One call being enqueued step by step.
@@ -152,7 +152,8 @@ class PeerGroup {
   Status enqueueStep(PeerCall& call);
 
  private:
-  char* flags(int rank) const { return base_[rank]; }
+  /// Rank `writer`'s word of the flag array at `at` (kArrivalsAt, kDoneAt) in rank `owner`'s memory.
+  char* flagWord(int owner, size_t at, int writer) const { return base_[owner] + at + writer * sizeof(uint32_t); }
   char* slot(int rank, uint64_t parity) const { return base_[rank] + kHeaderBytes + parity * limits_.slotBytes; }
   void* address(const Ref& ref, const Operation& op, uint64_t parity) const;
   Status prepareOwnMemory(SetupInfo* mine);
@@ -186,7 +187,9 @@ class PeerGroup {
     cudaEvent_t done = nullptr;
     Clock::time_point enqueued;
     double timeoutSeconds = 0;
-    std::string what;
+    algo::CollType type;  // what the call was, described only if it fails (no string per call)
+    size_t count;
+    DataType dtype;
   };
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -389,9 +392,9 @@ Status PeerGroup::barrier(cudaStream_t stream) {
   const uint32_t b = barriers_.load(std::memory_order_relaxed) + 1;
   memOps_.clear();
   for (int q = 0; q < n_; ++q)
-    if (q != rank_) memOps_.push_back(writeOp(flags(q) + kArrivalsAt + rank_ * sizeof(uint32_t), b));
+    if (q != rank_) memOps_.push_back(writeOp(flagWord(q, kArrivalsAt, rank_), b));
   for (int q = 0; q < n_; ++q)
-    if (q != rank_) memOps_.push_back(waitOp(flags(rank_) + kArrivalsAt + q * sizeof(uint32_t), b));
+    if (q != rank_) memOps_.push_back(waitOp(flagWord(rank_, kArrivalsAt, q), b));
   // Counted before the waits are enqueued: releaseWaits() must cover every wait that may be on the stream.
   barriers_.store(b, std::memory_order_release);
   return runMemOps(stream, memOps_, "a barrier of the device path");
@@ -446,7 +449,7 @@ Status PeerGroup::enqueueStep(PeerCall& call) {
   ++calls_;
   memOps_.clear();
   for (int q = 0; q < n_; ++q)
-    if (q != rank_) memOps_.push_back(writeOp(flags(q) + kDoneAt + rank_ * sizeof(uint32_t), calls_));
+    if (q != rank_) memOps_.push_back(writeOp(flagWord(q, kDoneAt, rank_), calls_));
   CHORUS_TRY(runMemOps(call.stream, memOps_, "the end of a call on the device path"));
   call.finished = true;
   return track(call.op, call.stream);
@@ -465,7 +468,7 @@ Status PeerGroup::track(const Operation& op, cudaStream_t stream) {
   CHORUS_CUDA_TRY(cudaEventRecord(done, stream), "cudaEventRecord");
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    inFlight_.push_back({done, Clock::now(), TimeoutScope::seconds(), describe(op)});
+    inFlight_.push_back({done, Clock::now(), TimeoutScope::seconds(), op.type, op.count, op.dtype});
   }
   wake_.notify_one();
   return Status::ok();
@@ -475,7 +478,7 @@ void PeerGroup::releaseWaits() {
   const uint32_t b = barriers_.load(std::memory_order_acquire);
   std::vector<CUstreamBatchMemOpParams> ops;
   for (int q = 0; q < n_; ++q)
-    if (q != rank_) ops.push_back(writeOp(flags(rank_) + kArrivalsAt + q * sizeof(uint32_t), b));
+    if (q != rank_) ops.push_back(writeOp(flagWord(rank_, kArrivalsAt, q), b));
   (void)runMemOps(side_, ops, "releasing a failed call's waits");
 }
 
@@ -490,11 +493,12 @@ void PeerGroup::watch() {
       continue;
     }
     InFlight& f = inFlight_.front();
+    auto what = [&] { return describe(f.type, f.count, f.dtype); };
     const cudaError_t state = cudaEventQuery(f.done);
     if (state != cudaErrorNotReady) {
       if (state != cudaSuccess && !failed_) {
         failed_ = true;
-        (void)comm_.recordFailure(cudaError(state, "a call on the device path (" + f.what + ")"));
+        (void)comm_.recordFailure(cudaError(state, "a call on the device path (" + what() + ")"));
       }
       spareEvents_.push_back(f.done);
       inFlight_.pop_front();
@@ -507,10 +511,10 @@ void PeerGroup::watch() {
         failed_ = true;
       } else if (Clock::now() - start > std::chrono::duration<double>(f.timeoutSeconds)) {
         failed_ = true;
-        CHORUS_WARN(kColl, "rank %d: %s on device memory did not complete within %.0f s", rank_, f.what.c_str(),
+        CHORUS_WARN(kColl, "rank %d: %s on device memory did not complete within %.0f s", rank_, what().c_str(),
                     f.timeoutSeconds);
         (void)comm_.recordFailure(timeoutError(
-            "rank " + std::to_string(rank_) + ": " + f.what + " on device memory did not complete within " +
+            "rank " + std::to_string(rank_) + ": " + what() + " on device memory did not complete within " +
             std::to_string(static_cast<int>(f.timeoutSeconds)) +
             " s (CHORUS_TIMEOUT): a peer did not reach it (dead, stopped, or in another call), or the stream's "
             "earlier work did not finish"));
@@ -568,7 +572,7 @@ Status runOnPeerMemory(const std::vector<CommCalls>& calls, std::vector<bool>* r
     CHORUS_TRY(preparePeerMemory(*calls[i].comm, calls[i].ops, &usable));
     if (!usable) continue;
     (*ran)[i] = true;
-    Queue q{static_cast<PeerMemory*>(calls[i].comm->peerMemory().get())->group.get(), &calls[i]};
+    Queue q{static_cast<PeerMemory*>(calls[i].comm->peerMemory().get())->group.get(), &calls[i], 0, {}};
     CHORUS_TRY(q.group->begin(calls[i].ops.front(), static_cast<cudaStream_t>(calls[i].stream), &q.current));
     queues.push_back(std::move(q));
   }
