@@ -9,7 +9,9 @@
 #          groups (-g 2): on the GPU path where each rank has a GPU of its own, staged where they share one
 #   staged: all_reduce_perf at 2 ranks staged through host memory (CHORUS_GPU_PEER_MEMORY=0), for comparison
 #   sweep: all_reduce_perf at 2 ranks with other one-shot limits (CHORUS_GPU_ONE_SHOT) and slot sizes (CHORUS_GPU_SLOT)
-# Usage: gpu_run.sh [tests] [copy] [perf] [threads] [staged] [sweep]
+#   mps:   the parts after it run under NVIDIA's MPS daemon (a private one, started here and stopped at exit), which
+#          lets processes sharing one GPU run their kernels at once instead of in turns
+# Usage: gpu_run.sh [tests] [copy] [perf] [threads] [staged] [sweep] [mps]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -18,6 +20,7 @@ mkdir -p "$out"
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(tests copy perf threads staged)
 status=0
+under=""
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader | sed 's/^/== GPU /'
 for part in "${parts[@]}"; do
@@ -40,7 +43,7 @@ for part in "${parts[@]}"; do
         for tool in all_reduce all_gather; do
           log=$out/${tool}_perf_${n}ranks.txt
           timeout 45 "$here/bin/${tool}_perf" --nprocs "$n" -b 8 -e 1G -f 4 -n 20 -w 5 -c 1 >"$log" 2>&1 || status=1
-          echo "== ${tool}_perf, $n ranks, device memory: size B, out-of-place time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
+          echo "== ${tool}_perf, $n ranks$under, device memory: size B, out-of-place time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
           awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
         done
       done
@@ -63,16 +66,34 @@ for part in "${parts[@]}"; do
       awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
       ;;
     sweep)
-      for setting in CHORUS_GPU_ONE_SHOT=64K CHORUS_GPU_ONE_SHOT=1M CHORUS_GPU_SLOT=4M CHORUS_GPU_SLOT=64M; do
-        log=$out/all_reduce_perf_2ranks_${setting}.txt
-        env "$setting" timeout 45 "$here/bin/all_reduce_perf" --nprocs 2 -b 16K -e 1G -f 4 -n 20 -w 5 -c 1 \
+      for setting in CHORUS_GPU_ONE_SHOT=64K CHORUS_GPU_ONE_SHOT=1M CHORUS_GPU_ONE_SHOT=4M CHORUS_GPU_SLOT=4M \
+        CHORUS_GPU_SLOT=64M; do
+        log=$out/all_reduce_perf_2ranks_${setting/=/_}.txt
+        env "$setting" timeout 45 "$here/bin/all_reduce_perf" --nprocs 2 -b 16K -e 256M -f 4 -n 20 -w 5 -c 1 \
           >"$log" 2>&1 || status=1
-        echo "== all_reduce_perf, 2 ranks, $setting: size B, time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
+        echo "== all_reduce_perf, 2 ranks$under, $setting: size B, time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
         awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
       done
       ;;
+    mps)
+      # Stays on for the parts after it; stopped when the script exits.
+      if ! command -v nvidia-cuda-mps-control >/dev/null; then
+        echo "== mps: not used, nvidia-cuda-mps-control is not on this machine"
+        continue
+      fi
+      export CUDA_MPS_PIPE_DIRECTORY=$out/mps-pipe CUDA_MPS_LOG_DIRECTORY=$out/mps-log
+      mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+      if nvidia-cuda-mps-control -d; then
+        trap 'echo quit | nvidia-cuda-mps-control' EXIT
+        under=", under MPS"
+        echo "== mps: the MPS daemon runs for the parts that follow"
+      else
+        echo "== mps: not used, the MPS daemon did not start"
+        unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+      fi
+      ;;
     *)
-      echo "gpu_run: unknown part '$part' (tests, copy, perf, threads, staged, sweep)" >&2
+      echo "gpu_run: unknown part '$part' (tests, copy, perf, threads, staged, sweep, mps)" >&2
       exit 2
       ;;
   esac

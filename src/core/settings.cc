@@ -66,10 +66,10 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_GPU_PEER_MEMORY", "", "1",
      "1: calls on device buffers among ranks of one host run on the GPU, through each other's device memory (CUDA "
      "IPC); 0: they are staged through pinned host memory and run on the host path"},
-    {"CHORUS_GPU_SLOT", "", "16777216",
+    {"CHORUS_GPU_SLOT", "", "67108864",
      "bytes of each of the two device-memory slots a rank's peers read from (a call moves at most this much per "
      "step)"},
-    {"CHORUS_GPU_ONE_SHOT", "", "262144",
+    {"CHORUS_GPU_ONE_SHOT", "", "1048576",
      "device AllReduce up to this many bytes: every rank reduces the whole buffer after one barrier (above it, each "
      "reduces its share and then copies the others')"},
     {"CHORUS_SPIN", "", "auto",
@@ -186,12 +186,12 @@ Settings parse(std::string* errors) {
   }
   s.traceDir = str("CHORUS_TRACE_DIR", "", "");
   s.gpuPeerMemory = boolean("CHORUS_GPU_PEER_MEMORY", true);
-  s.gpuSlotBytes = integer("CHORUS_GPU_SLOT", 16 << 20);
+  s.gpuSlotBytes = integer("CHORUS_GPU_SLOT", 64 << 20);
   if (s.gpuSlotBytes < 4096) {
     reject("CHORUS_GPU_SLOT", std::to_string(s.gpuSlotBytes).c_str(), "at least 4096 bytes");
     s.gpuSlotBytes = 16 << 20;
   }
-  s.gpuOneShotBytes = integer("CHORUS_GPU_ONE_SHOT", 256 << 10, 0);
+  s.gpuOneShotBytes = integer("CHORUS_GPU_ONE_SHOT", 1 << 20, 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_PERIOD"); v && std::string(v) != "0")
     s.heartbeatPeriod = seconds("CHORUS_HEARTBEAT_PERIOD", 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_TIMEOUT"); v && std::string(v) != "auto")

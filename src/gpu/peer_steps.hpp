@@ -55,8 +55,8 @@ struct Step {
 };
 
 struct PeerStepLimits {
-  size_t slotBytes = 16 << 20;      // each of a rank's two slots
-  size_t oneShotBytes = 256 << 10;  // AllReduce up to this size: every rank reduces the whole buffer (one barrier)
+  size_t slotBytes = 64 << 20;    // each of a rank's two slots
+  size_t oneShotBytes = 1 << 20;  // AllReduce up to this size: every rank reduces the whole buffer (one barrier)
 };
 
 /// Whether `type` runs over peer memory (the rest, Send/Recv and AlltoAllv, are staged through host memory).
