@@ -260,6 +260,42 @@ TEST(ThreadCommunicator, RepeatedCallOnTheSameBuffersSeesNewData) {
   for (auto& e : errors) EXPECT_EQ(e, "");
 }
 
+// The same call on other buffers reuses the bound plan pointed at them: each call must read its own input and write
+// its own output, and leave the previous call's buffers alone, for small calls, stream-sized ones and large ones
+// (direct transfers, whose registration must follow the buffer), out of place and in place.
+TEST(ThreadCommunicator, RepeatedCallOnOtherBuffersUsesThem) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(3, &comms).isOk());
+  auto errors = onEveryRank(comms, [](Communicator& comm, int r) -> std::string {
+    for (bool broadcast : {false, true}) {
+      for (size_t count : {size_t{5}, size_t{3000}, size_t{300001}}) {
+        std::vector<std::vector<float>> in(2, std::vector<float>(count)), out(2, std::vector<float>(count));
+        // The calls alternate between pair 0 and pair 1, and the last runs in place on pair 0's output.
+        for (int call = 0; call < 5; ++call) {
+          const size_t pair = static_cast<size_t>(call % 2);
+          const bool inPlace = call == 4;
+          for (auto& v : out) std::fill(v.begin(), v.end(), -1.0f);
+          float* input = inPlace ? out[0].data() : in[pair].data();
+          float* output = inPlace ? out[0].data() : out[pair].data();
+          const float mine = broadcast ? (r == 1 ? call + 10.0f : -5.0f) : static_cast<float>((call + 1) * (r + 1));
+          const float expected = broadcast ? call + 10.0f : 6.0f * (call + 1);
+          std::fill(input, input + count, mine);
+          Status st = broadcast ? comm.broadcast(input, output, count, DataType::kFloat32, 1)
+                                : comm.allReduce(input, output, count, DataType::kFloat32, RedOp::sum());
+          if (!st.isOk()) return st.message();
+          const std::string where = std::string(broadcast ? "Broadcast" : "AllReduce") + " count " +
+                                    std::to_string(count) + " call " + std::to_string(call);
+          if (output[0] != expected || output[count - 1] != expected) return where + ": wrong result";
+          const std::vector<float>& other = out[inPlace ? 1 : 1 - pair];
+          if (other.front() != -1.0f || other.back() != -1.0f) return where + ": wrote another call's output";
+        }
+      }
+    }
+    return "";
+  });
+  for (auto& e : errors) EXPECT_EQ(e, "");
+}
+
 // A rank sending to itself goes through its self connection: small messages (line channel), stream-sized ones and
 // large ones (direct transfers), several in one group, in order.
 TEST(ThreadCommunicator, SendToSelfInAGroup) {

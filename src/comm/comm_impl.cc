@@ -389,8 +389,14 @@ Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out
     execution_->setSpinIterations(spinIterations_);
     execution_->setTimeoutSeconds(config_.timeoutSeconds);
   }
-  // The same single call on the same buffers as last time: its bound steps are all still valid.
-  if (ops.size() == 1 && bound_.matches(ops.front())) {
+  // The same single call as last time: its bound steps are still valid, once pointed at this call's buffers.
+  if (ops.size() == 1 && bound_.sameCall(ops.front())) {
+    const Operation& op = ops.front();
+    if (op.send != bound_.send || op.recv != bound_.recv) {
+      execution_->retarget(op.send, op.recv);
+      bound_.send = op.send;
+      bound_.recv = op.recv;
+    }
     count(bound_.type, bound_.payload, bound_.wire);
     observe::MetricsTable::addCall(bound_.metrics, bound_.payload, bound_.wire);
     lastAlgorithm_ = bound_.algorithm;

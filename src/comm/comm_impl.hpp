@@ -183,7 +183,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   const char* lastAlgorithm_ = "";                // the algorithm of the last single call prepared (COLL log)
   std::vector<size_t> scratchOffsets_;
   std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)
-  /// The single operation execution_ holds bound, when it can run again by a rewind (same call, same buffers).
+  /// The single operation execution_ holds bound, when it can run again by a rewind (same call, any buffers).
   struct Bound {
     bool valid = false;
     algo::CollType type;
@@ -196,9 +196,9 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     uint64_t payload, wire;  // what one run of it adds to the counters
     const char* algorithm;
     observe::MetricsTable::Cell* metrics;
-    bool matches(const Operation& o) const {
-      return valid && o.type == type && o.send == send && o.recv == recv && o.count == count && o.dtype == dtype &&
-             o.op.kind == op && o.root == root;
+    /// The same call but perhaps on other buffers: the bound steps need only be pointed at them.
+    bool sameCall(const Operation& o) const {
+      return valid && o.type == type && o.count == count && o.dtype == dtype && o.op.kind == op && o.root == root;
     }
   } bound_;
   AsyncWorker worker_;

@@ -290,6 +290,19 @@ void Execution::rewind(uint64_t sequence) {
   remaining_ = work_.size();
 }
 
+void Execution::retarget(const void* send, void* recv) {
+  binding_.send = send;
+  binding_.recv = recv;
+  for (Work& w : work_) {
+    w.src = resolve(binding_, w.from);
+    w.dst = const_cast<std::byte*>(resolve(binding_, w.to));
+    if (w.direct && isSend(w.kind)) {
+      w.regionBase = resolve(binding_, {w.from.buffer, 0});
+      w.region = nullptr;  // registered again, for the new buffer, when the step starts
+    }
+  }
+}
+
 std::string Execution::description() const {
   std::string text = what_;
   if (operations_ > 1) text = "group of " + std::to_string(operations_) + " operations starting with " + text;
@@ -312,6 +325,7 @@ Execution::PeerQueues& Execution::queues(int peer) {
 
 void Execution::append(const algo::Plan& plan, const Binding& binding) {
   const int base = static_cast<int>(work_.size());
+  binding_ = binding;
   // A direct send registers the part of its buffer that the plan's sends read: one region per buffer, so the steps
   // of a call share a registration and a repeated call finds it in the transport's cache.
   size_t sentExtent[3] = {0, 0, 0};
@@ -341,6 +355,8 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
     }
     w.small = transfer && s.bytes > 0 && s.bytes <= std::min(kSmallBuffer, queues(s.peer).smallLimit);
     w.after = s.after < 0 ? -1 : s.after + base;
+    w.from = s.src;
+    w.to = s.dst;
     const int index = static_cast<int>(work_.size());
     work_.push_back(w);
     ++remaining_;

@@ -42,6 +42,9 @@ class Execution {
   /// Runs the same steps on the same buffers again, as operation number `sequence`: only the progress is reset.
   /// A loop that repeats a call on the same buffers skips binding the plan again.
   void rewind(uint64_t sequence);
+  /// Points the steps of the one plan appended since reset() at other send and receive buffers (its scratch stays),
+  /// for a rewind: a call repeated on fresh buffers (a training loop's new tensors) skips binding the plan again.
+  void retarget(const void* send, void* recv);
 
   /// Appends a plan bound to `binding`. Plans appended later use each peer stream after the earlier ones.
   void append(const algo::Plan& plan, const Binding& binding);
@@ -96,6 +99,7 @@ class Execution {
     size_t directDone = 0;     // direct receive: bytes of the current descriptor already taken
     size_t directReduced = 0;  // direct reducing receive: bytes of the current descriptor already reduced
     int after = -1;            // step that must finish before this one starts (Step::after)
+    algo::Slice from{}, to{};  // the plan's src and dst, which retarget() resolves again
     // Direct send: the region to register (the part of the source buffer the plan's sends read), its
     // registration once made, and its number among the regions this call announced to the peer.
     const std::byte* regionBase = nullptr;
@@ -170,6 +174,7 @@ class Execution {
   std::function<transport::Connection*(int)> connection_;
   const std::atomic<bool>* abortFlag_;
   std::vector<Work> work_;
+  Binding binding_;  // of the last plan appended (retarget() needs it when there is just one)
   std::vector<std::pair<int, PeerQueues>> peers_;
   std::vector<int> locals_;
   size_t remaining_ = 0;
