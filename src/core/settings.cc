@@ -189,7 +189,7 @@ Settings parse(std::string* errors) {
   s.gpuSlotBytes = integer("CHORUS_GPU_SLOT", 64 << 20);
   if (s.gpuSlotBytes < 4096) {
     reject("CHORUS_GPU_SLOT", std::to_string(s.gpuSlotBytes).c_str(), "at least 4096 bytes");
-    s.gpuSlotBytes = 16 << 20;
+    s.gpuSlotBytes = Settings{}.gpuSlotBytes;
   }
   s.gpuOneShotBytes = integer("CHORUS_GPU_ONE_SHOT", 1 << 20, 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_PERIOD"); v && std::string(v) != "0")
