@@ -186,12 +186,13 @@ Settings parse(std::string* errors) {
   }
   s.traceDir = str("CHORUS_TRACE_DIR", "", "");
   s.gpuPeerMemory = boolean("CHORUS_GPU_PEER_MEMORY", true);
-  s.gpuSlotBytes = integer("CHORUS_GPU_SLOT", 64 << 20);
+  const Settings defaults;  // the GPU sizes' defaults live in settings.hpp only
+  s.gpuSlotBytes = integer("CHORUS_GPU_SLOT", defaults.gpuSlotBytes);
   if (s.gpuSlotBytes < 4096) {
     reject("CHORUS_GPU_SLOT", std::to_string(s.gpuSlotBytes).c_str(), "at least 4096 bytes");
-    s.gpuSlotBytes = Settings{}.gpuSlotBytes;
+    s.gpuSlotBytes = defaults.gpuSlotBytes;
   }
-  s.gpuOneShotBytes = integer("CHORUS_GPU_ONE_SHOT", 1 << 20, 0);
+  s.gpuOneShotBytes = integer("CHORUS_GPU_ONE_SHOT", defaults.gpuOneShotBytes, 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_PERIOD"); v && std::string(v) != "0")
     s.heartbeatPeriod = seconds("CHORUS_HEARTBEAT_PERIOD", 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_TIMEOUT"); v && std::string(v) != "auto")
