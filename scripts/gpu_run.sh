@@ -9,9 +9,12 @@
 #          groups (-g 2): on the GPU path where each rank has a GPU of its own, staged where they share one
 #   staged: all_reduce_perf at 2 ranks staged through host memory (CHORUS_GPU_PEER_MEMORY=0), for comparison
 #   sweep: all_reduce_perf at 2 ranks with other one-shot limits (CHORUS_GPU_ONE_SHOT) and slot sizes (CHORUS_GPU_SLOT)
+#   small: all_reduce_perf and all_gather_perf at 2 and 4 ranks, 8 B to 4 MiB, each call one kernel (the default) and
+#          not (CHORUS_GPU_ONE_KERNEL=0), the two interleaved, twice
+#   probe: all_reduce_perf at 2 and 4 ranks, 8 B to 2 MiB, with the set-up's log: whether calls run as one kernel
 #   mps:   the parts after it run under NVIDIA's MPS daemon (a private one, started here and stopped at exit), which
 #          lets processes sharing one GPU run their kernels at once instead of in turns
-# Usage: gpu_run.sh [tests] [copy] [perf] [threads] [staged] [sweep] [mps]
+# Usage: gpu_run.sh [tests] [copy] [perf] [threads] [staged] [sweep] [small] [probe] [mps]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -42,7 +45,7 @@ for part in "${parts[@]}"; do
       for n in 2 4; do
         for tool in all_reduce all_gather; do
           log=$out/${tool}_perf_${n}ranks.txt
-          timeout 45 "$here/bin/${tool}_perf" --nprocs "$n" -b 8 -e 1G -f 4 -n 20 -w 5 -c 1 >"$log" 2>&1 || status=1
+          timeout 150 "$here/bin/${tool}_perf" --nprocs "$n" -b 8 -e 1G -f 4 -n 20 -w 5 -c 1 >"$log" 2>&1 || status=1
           echo "== ${tool}_perf, $n ranks$under, device memory: size B, out-of-place time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
           awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
         done
@@ -75,6 +78,31 @@ for part in "${parts[@]}"; do
         awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
       done
       ;;
+    small)
+      for round in 1 2; do
+        for n in 2 4; do
+          for tool in all_reduce all_gather; do
+            for kernel in 4194304 0; do
+              log=$out/${tool}_perf_${n}ranks_onekernel${kernel}_round${round}.txt
+              CHORUS_GPU_ONE_KERNEL=$kernel timeout 30 "$here/bin/${tool}_perf" --nprocs "$n" -b 8 -e 4M -f 8 -n 50 \
+                -w 10 -c 1 >"$log" 2>&1 || status=1
+              echo "== ${tool}_perf, $n ranks$under, CHORUS_GPU_ONE_KERNEL=$kernel, round $round: size B, time us," \
+                "busbw GB/s; $(grep -E 'Out of bounds' "$log")"
+              awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
+            done
+          done
+        done
+      done
+      ;;
+    probe)
+      for n in 2 4; do
+        log=$out/all_reduce_perf_${n}ranks_probe.txt
+        CHORUS_DEBUG=INFO CHORUS_DEBUG_SUBSYS=INIT timeout 30 "$here/bin/all_reduce_perf" --nprocs "$n" -b 8 -e 2M -f 8 \
+          -n 50 -w 10 -c 1 >"$log" 2>&1 || status=1
+        echo "== all_reduce_perf, $n ranks$under: $(grep -m1 -o 'a barrier inside.*' "$log"); $(grep -E 'Out of bounds' "$log")"
+        awk '!/^#/ && NF > 8 && $1 ~ /^[0-9]+$/ {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
+      done
+      ;;
     mps)
       # Stays on for the parts after it; stopped when the script exits.
       if ! command -v nvidia-cuda-mps-control >/dev/null; then
@@ -93,7 +121,7 @@ for part in "${parts[@]}"; do
       fi
       ;;
     *)
-      echo "gpu_run: unknown part '$part' (tests, copy, perf, threads, staged, sweep, mps)" >&2
+      echo "gpu_run: unknown part '$part' (tests, copy, perf, threads, staged, sweep, small, probe, mps)" >&2
       exit 2
       ;;
   esac

@@ -348,6 +348,43 @@ TEST(GpuPeerSteps, LargeCallsTakeSeveralStepsAndAllReduceSwitchesToTwoShot) {
   EXPECT_EQ(steps[0].phases[1].combines[0].count, 64u);
 }
 
+TEST(GpuPeerSteps, SmallCallsOfUpToEightRanksRunAsOneKernel) {
+  std::vector<float> in(8 * 1000), out(8 * 1000);
+  Operation op;
+  op.dtype = DataType::kFloat32;
+  op.count = 1000;
+  op.send = in.data();
+  op.recv = out.data();
+  const PeerStepLimits limits;  // the defaults: one-shot up to 1 MiB, one kernel up to 4 MiB moved
+  for (CollType coll : kCollectives)
+    for (int nranks : {1, 2, 8}) {
+      op.type = coll;
+      EXPECT_TRUE(runsAsOneKernel(planPeerSteps(op, 0, nranks, limits), nranks, 4, limits))
+          << algo::collName(coll) << " at " << nranks << " ranks";
+    }
+  op.type = CollType::kAlltoAll;
+  EXPECT_FALSE(runsAsOneKernel(planPeerSteps(op, 0, 9, limits), 9, 4, limits)) << "past the kernel's 8 ranks";
+
+  // One-shot AllReduce moves its buffer into the slot and reads every rank's slot: 4000 + 4 x 4000 bytes at 4 ranks.
+  op.type = CollType::kAllReduce;
+  std::vector<Step> steps = planPeerSteps(op, 0, 4, limits);
+  EXPECT_EQ(movedBytes(steps[0], 4, 4), 20000u);
+  PeerStepLimits upTo = limits;
+  upTo.oneKernelBytes = 20000;
+  EXPECT_TRUE(runsAsOneKernel(steps, 4, 4, upTo));
+  upTo.oneKernelBytes = 19999;
+  EXPECT_FALSE(runsAsOneKernel(steps, 4, 4, upTo));
+  upTo.oneKernelBytes = 0;  // CHORUS_GPU_ONE_KERNEL=0
+  EXPECT_FALSE(runsAsOneKernel(steps, 4, 4, upTo));
+
+  PeerStepLimits twoShot = limits;
+  twoShot.oneShotBytes = 0;  // two barriers
+  EXPECT_FALSE(runsAsOneKernel(planPeerSteps(op, 0, 4, twoShot), 4, 4, twoShot));
+  PeerStepLimits smallSlots = limits;
+  smallSlots.slotBytes = 1024;  // four steps
+  EXPECT_FALSE(runsAsOneKernel(planPeerSteps(op, 0, 4, smallSlots), 4, 4, smallSlots));
+}
+
 TEST(GpuPeerSteps, OnlyCollectivesRunOnPeerMemory) {
   EXPECT_TRUE(runsOnPeerMemory(CollType::kAllReduce));
   EXPECT_TRUE(runsOnPeerMemory(CollType::kScatter));

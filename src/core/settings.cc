@@ -72,6 +72,9 @@ const std::vector<SettingDoc> kDocs = {
     {"CHORUS_GPU_ONE_SHOT", "", "1048576",
      "device AllReduce up to this many bytes: every rank reduces the whole buffer after one barrier (above it, each "
      "reduces its share and then copies the others')"},
+    {"CHORUS_GPU_ONE_KERNEL", "", "4194304",
+     "a device call of one step that moves at most this many bytes per rank runs as one kernel, its barrier inside "
+     "it (0: never; above it, copy and reduction kernels with the barriers as stream memory operations between)"},
     {"CHORUS_SPIN", "", "auto",
      "polls before a waiting rank yields its core (auto: 20000, or 16 when ranks outnumber cores)"},
 };
@@ -193,6 +196,7 @@ Settings parse(std::string* errors) {
     s.gpuSlotBytes = defaults.gpuSlotBytes;
   }
   s.gpuOneShotBytes = integer("CHORUS_GPU_ONE_SHOT", defaults.gpuOneShotBytes, 0);
+  s.gpuOneKernelBytes = integer("CHORUS_GPU_ONE_KERNEL", defaults.gpuOneKernelBytes, 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_PERIOD"); v && std::string(v) != "0")
     s.heartbeatPeriod = seconds("CHORUS_HEARTBEAT_PERIOD", 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_TIMEOUT"); v && std::string(v) != "auto")

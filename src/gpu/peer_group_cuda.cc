@@ -17,6 +17,7 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "gpu/device_kernels.hpp"
+#include "gpu/one_kernel_step.hpp"
 #include "gpu/peer_group.hpp"
 #include "gpu/peer_steps.hpp"
 #include "gpu/runtime.hpp"
@@ -29,9 +30,10 @@ using Clock = std::chrono::steady_clock;
 constexpr int kMaxRanks = 64;  // a reduction kernel's sources
 // A rank's memory: the flags, then slot 0 and slot 1. Flags are 32-bit counters compared cyclically by the waits.
 constexpr size_t kHeaderBytes = 4096;
-constexpr size_t kArrivalsAt = 0;  // arrivals[q]: the last barrier rank q reached (written by q)
-constexpr size_t kDoneAt = 256;    // done[q]: the last call rank q finished (written by q; read at teardown)
-constexpr size_t kProbeAt = 512;   // a word the set-up checks the stream memory operations on
+constexpr size_t kArrivalsAt = 0;     // arrivals[q]: the last barrier rank q reached (written by q)
+constexpr size_t kDoneAt = 256;       // done[q]: the last call rank q finished (written by q; read at teardown)
+constexpr size_t kProbeAt = 512;      // a word the set-up checks the stream memory operations on
+constexpr size_t kBlocksMetAt = 768;  // the one-kernel steps' meeting counter (gpu/one_kernel_step.hpp)
 
 #define CHORUS_CUDA_TRY(call, what)                                 \
   do {                                                              \
@@ -133,6 +135,7 @@ struct PeerCall {
   cudaStream_t stream = nullptr;
   std::vector<Step> steps;
   size_t next = 0;
+  bool oneKernel = false;  // the whole call is one kernel (gpu/one_kernel_step.hpp)
   bool finished = false;
 };
 
@@ -141,6 +144,7 @@ class PeerGroup {
   PeerGroup(CommImpl& comm, int device) : comm_(comm), rank_(comm.rank()), n_(comm.size()), device_(device) {
     limits_.slotBytes = static_cast<size_t>(settings().gpuSlotBytes);
     limits_.oneShotBytes = static_cast<size_t>(settings().gpuOneShotBytes);
+    limits_.oneKernelBytes = static_cast<size_t>(settings().gpuOneKernelBytes);
   }
   ~PeerGroup();
 
@@ -159,8 +163,18 @@ class PeerGroup {
   Status prepareOwnMemory(SetupInfo* mine);
   /// Maps rank q's memory into base_[q].
   Status map(const SetupInfo& peer, int q);
+  /// Collective: turns the one-kernel calls off unless the ranks' kernels run at once.
+  Status checkKernelsRunTogether(const std::vector<SetupInfo>& all);
+  /// Microseconds a barrier takes as an empty one-kernel step, on the group's own stream.
+  Status timeKernelBarriers(double* micros);
+  /// The one-kernel step of `step`, or of the barrier alone for `step` null.
+  OneKernelStep oneKernelStep(const Step* step, const Operation& op, uint64_t parity);
+  Status launchOneKernel(const OneKernelStep& k, unsigned blocks, const Operation& op, cudaStream_t stream);
   Status barrier(cudaStream_t stream);
   Status runPhase(const Phase& phase, const Operation& op, uint64_t parity, cudaStream_t stream);
+  /// Enqueues the whole call as one kernel.
+  Status enqueueOneKernel(PeerCall& call);
+  /// The call's end: follows it until it completes.
   Status track(const Operation& op, cudaStream_t stream);
   void watch();
   /// Satisfies every wait this rank's stream has enqueued (its own flags), so that a failed call's stream drains.
@@ -180,6 +194,11 @@ class PeerGroup {
   uint64_t steps_ = 0;           // steps run: step k uses slot k % 2
   uint32_t calls_ = 0;
   std::atomic<uint32_t> barriers_{0};
+  uint32_t blocksMet_ = 0;  // the meeting counter's value once the kernels enqueued so far ran
+  // The stream of the last call and its end: a call on another stream waits for it, since every call of the group
+  // uses the same flags and slots in turn.
+  cudaStream_t lastStream_ = nullptr;
+  cudaEvent_t lastDone_ = nullptr;
   std::vector<CUstreamBatchMemOpParams> memOps_;
   std::vector<DeviceCopy> copies_, scaledCopies_;
 
@@ -288,8 +307,70 @@ Status PeerGroup::setUp(std::string* why) {
     *why = failure.empty() ? "a peer could not map every rank's device memory" : failure;
     return Status::ok();
   }
+  CHORUS_TRY(checkKernelsRunTogether(all));
   watchdog_ = std::thread([this] { watch(); });
   return Status::ok();
+}
+
+// Ranks on GPUs of their own run their kernels at once. Processes sharing a GPU do only under MPS: without it the GPU
+// runs them in turns of a time slice, and a kernel that waits for its peers inside it waits a slice per barrier
+// (2.25 ms a call at 2 processes on an H200, against 157 µs with the barriers as stream memory operations,
+// 2026-11-26). So where processes share a device, the ranks time a few barriers of empty one-kernel steps and agree.
+Status PeerGroup::checkKernelsRunTogether(const std::vector<SetupInfo>& all) {
+  if (limits_.oneKernelBytes == 0) return Status::ok();
+  bool shared = false;
+  for (int a = 0; a < n_; ++a)
+    for (int b = a + 1; b < n_; ++b) shared = shared || all[a].device == all[b].device;
+  if (!shared) return Status::ok();
+  constexpr double kTogetherMicros = 200;  // MPS: 5-20 µs; turns: milliseconds
+  double micros = 0;
+  CHORUS_TRY(timeKernelBarriers(&micros));
+  int32_t together = micros < kTogetherMicros ? 1 : 0;
+  int32_t everyone = together;
+  Operation agree;
+  agree.type = algo::CollType::kAllReduce;
+  agree.send = &together;
+  agree.recv = &everyone;
+  agree.count = 1;
+  agree.dtype = DataType::kInt32;
+  agree.op = RedOp::min();
+  CHORUS_TRY(comm_.execute(agree).withContext("setting up the device path (agreeing on one-kernel calls)"));
+  if (!everyone) limits_.oneKernelBytes = 0;
+  CHORUS_INFO(kInit, "rank %d: ranks share device %d; a barrier inside a kernel took %.1f us here, so calls %s", rank_,
+              device_, micros,
+              everyone ? "run as one kernel up to CHORUS_GPU_ONE_KERNEL"
+                       : "keep their barriers in stream memory operations (the ranks' kernels run in turns: is MPS "
+                         "running?)");
+  return Status::ok();
+}
+
+Status PeerGroup::timeKernelBarriers(double* micros) {
+  constexpr int kTimed = 4;
+  const Operation none;
+  cudaEvent_t done = nullptr;
+  CHORUS_CUDA_TRY(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
+  const Deadline deadline = Deadline::fromSettings();
+  // Enqueues `barriers` barriers and waits for them, until CHORUS_TIMEOUT.
+  auto run = [&](int barriers) -> Status {
+    for (int i = 0; i < barriers; ++i) CHORUS_TRY(launchOneKernel(oneKernelStep(nullptr, none, 0), 1, none, side_));
+    CHORUS_CUDA_TRY(cudaEventRecord(done, side_), "cudaEventRecord");
+    for (int polls = 0;; ++polls) {
+      const cudaError_t e = cudaEventQuery(done);
+      if (e == cudaSuccess) return Status::ok();
+      if (e != cudaErrorNotReady) return cudaError(e, "timing the barriers of one-kernel calls");
+      if (deadline.expired()) {
+        releaseWaits();
+        return timeoutError("setting up the device path: the peers did not reach its barriers within CHORUS_TIMEOUT");
+      }
+      if (polls > 20000) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  };
+  Status st = run(1);  // waits for the peers to get here
+  const Clock::time_point start = Clock::now();
+  if (st.isOk()) st = run(kTimed);
+  *micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kTimed;
+  (void)cudaEventDestroy(done);
+  return st;
 }
 
 Status PeerGroup::map(const SetupInfo& peer, int q) {
@@ -431,11 +512,71 @@ Status PeerGroup::begin(const Operation& op, cudaStream_t stream, PeerCall* call
   call->stream = stream;
   call->steps = planPeerSteps(op, rank_, n_, limits_);
   call->next = 0;
+  call->oneKernel = runsAsOneKernel(call->steps, n_, dataTypeSize(op.dtype), limits_);
+  call->finished = false;
+  if (lastDone_ && stream != lastStream_) {
+    DeviceScope onDevice(device_);
+    CHORUS_CUDA_TRY(cudaStreamWaitEvent(stream, lastDone_, 0), "cudaStreamWaitEvent (the previous call's end)");
+  }
   return Status::ok();
+}
+
+OneKernelStep PeerGroup::oneKernelStep(const Step* step, const Operation& op, uint64_t parity) {
+  OneKernelStep k;
+  auto fill = [&](const Phase& phase, KernelMove* moves, int* count) {
+    for (const Move& m : phase.moves)
+      moves[(*count)++] = {address(m.from, op, parity), address(m.to, op, parity), m.bytes, m.scaled};
+  };
+  auto word = [](char* at) { return reinterpret_cast<uint32_t*>(at); };
+  for (int q = 0; q < n_; ++q) {
+    if (q == rank_) continue;
+    k.arriveAt[k.peers] = word(flagWord(q, kArrivalsAt, rank_));
+    k.waitOn[k.peers] = word(flagWord(rank_, kArrivalsAt, q));
+    k.doneAt[k.peers] = word(flagWord(q, kDoneAt, rank_));
+    ++k.peers;
+  }
+  k.hasBarrier = !step || step->phases.size() == 2;
+  k.barrier = barriers_.load(std::memory_order_relaxed) + 1;
+  k.done = step ? calls_ + 1 : calls_;  // a barrier alone is no call
+  k.blocksMet = word(own_ + kBlocksMetAt);
+  k.blocksMetBefore = blocksMet_;
+  if (!step) return k;
+  fill(step->phases[0], k.before, &k.beforeCount);
+  if (!k.hasBarrier) return k;
+  fill(step->phases[1], k.after, &k.afterCount);
+  for (const Combine& c : step->phases[1].combines) {
+    for (int q = 0; q < n_; ++q) k.sources[q] = slot(q, parity) + c.slotOffset;
+    k.sourceCount = n_;
+    k.count = c.count;
+    k.to = address(c.to[0], op, parity);
+    k.alsoTo = c.to.size() > 1 ? address(c.to[1], op, parity) : nullptr;
+    k.divideBy = op.op.kind == RedOpKind::kAvg ? n_ : 0;
+  }
+  return k;
+}
+
+Status PeerGroup::launchOneKernel(const OneKernelStep& k, unsigned blocks, const Operation& op, cudaStream_t stream) {
+  // Counted before the launch: releaseWaits() must cover the kernel's wait.
+  if (k.hasBarrier) barriers_.store(k.barrier, std::memory_order_release);
+  CHORUS_TRY(launchOneKernelStep(k, blocks, op.dtype, op.op.kind, op.op.scalar, op.op.scalarOnDevice, stream));
+  blocksMet_ += blocks * ((k.hasBarrier ? 1 : 0) + (k.peers > 0 ? 1 : 0));
+  return Status::ok();
+}
+
+Status PeerGroup::enqueueOneKernel(PeerCall& call) {
+  const Step& step = call.steps[0];
+  const uint64_t parity = steps_++ % 2;
+  const unsigned blocks = oneKernelBlocks(movedBytes(step, n_, dataTypeSize(call.op.dtype)));
+  CHORUS_TRY(launchOneKernel(oneKernelStep(&step, call.op, parity), blocks, call.op, call.stream));
+  ++calls_;
+  call.next = call.steps.size();
+  call.finished = true;
+  return track(call.op, call.stream);
 }
 
 Status PeerGroup::enqueueStep(PeerCall& call) {
   DeviceScope onDevice(device_);
+  if (call.oneKernel) return enqueueOneKernel(call);
   if (call.next < call.steps.size()) {
     const Step& step = call.steps[call.next++];
     const uint64_t parity = steps_++ % 2;
@@ -466,6 +607,8 @@ Status PeerGroup::track(const Operation& op, cudaStream_t stream) {
   }
   if (!done) CHORUS_CUDA_TRY(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
   CHORUS_CUDA_TRY(cudaEventRecord(done, stream), "cudaEventRecord");
+  lastStream_ = stream;
+  lastDone_ = done;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     inFlight_.push_back({done, Clock::now(), TimeoutScope::seconds(), op.type, op.count, op.dtype});

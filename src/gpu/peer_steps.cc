@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gpu/one_kernel_step.hpp"
+
 namespace chorus::gpu {
 namespace {
 
@@ -70,6 +72,31 @@ size_t barrierCount(const std::vector<Step>& steps) {
   size_t n = 0;
   for (const Step& s : steps) n += s.phases.empty() ? 0 : s.phases.size() - 1;
   return n;
+}
+
+size_t movedBytes(const Step& step, int nranks, size_t elementBytes) {
+  size_t bytes = 0;
+  for (const Phase& p : step.phases) {
+    for (const Move& m : p.moves) bytes += m.bytes;
+    for (const Combine& c : p.combines) bytes += c.count * elementBytes * static_cast<size_t>(nranks);
+  }
+  return bytes;
+}
+
+bool runsAsOneKernel(const std::vector<Step>& steps, int nranks, size_t elementBytes, const PeerStepLimits& limits) {
+  if (steps.size() != 1 || nranks > kOneKernelRanks) return false;
+  const std::vector<Phase>& phases = steps[0].phases;
+  if (phases.empty() || phases.size() > 2 || !phases[0].combines.empty()) return false;
+  for (const Phase& p : phases)
+    if (p.moves.size() > static_cast<size_t>(kOneKernelMoves)) return false;
+  if (phases.size() == 2) {
+    // A reduction runs beside its phase's moves in the kernel (not after them, as its own kernel would), so it
+    // takes a phase of its own.
+    const std::vector<Combine>& combines = phases[1].combines;
+    if (combines.size() > 1 || (combines.size() == 1 && (combines[0].to.size() > 2 || !phases[1].moves.empty())))
+      return false;
+  }
+  return movedBytes(steps[0], nranks, elementBytes) <= limits.oneKernelBytes;
 }
 
 std::vector<Step> planPeerSteps(const Operation& op, int rank, int nranks, const PeerStepLimits& limits) {

@@ -55,8 +55,9 @@ struct Step {
 };
 
 struct PeerStepLimits {
-  size_t slotBytes = 64 << 20;    // each of a rank's two slots
-  size_t oneShotBytes = 1 << 20;  // AllReduce up to this size: every rank reduces the whole buffer (one barrier)
+  size_t slotBytes = 64 << 20;      // each of a rank's two slots
+  size_t oneShotBytes = 1 << 20;    // AllReduce up to this size: every rank reduces the whole buffer (one barrier)
+  size_t oneKernelBytes = 4 << 20;  // a call of one step moving at most this much runs as one kernel
 };
 
 /// Whether `type` runs over peer memory (the rest, Send/Recv and AlltoAllv, are staged through host memory).
@@ -68,5 +69,13 @@ std::vector<Step> planPeerSteps(const Operation& op, int rank, int nranks, const
 
 /// Barriers in `steps` (the phases after a step's first).
 size_t barrierCount(const std::vector<Step>& steps);
+
+/// Bytes `step` moves: its moves' bytes, and what its reductions read from the `nranks` slots.
+size_t movedBytes(const Step& step, int nranks, size_t elementBytes);
+
+/// Whether a call of these steps runs as one kernel (gpu/one_kernel_step.hpp): one step of at most one barrier, no
+/// reduction before it and, after it, moves or one reduction into at most two places; few enough ranks and moves
+/// for the kernel's parameters; at most `limits.oneKernelBytes` moved.
+bool runsAsOneKernel(const std::vector<Step>& steps, int nranks, size_t elementBytes, const PeerStepLimits& limits);
 
 }  // namespace chorus::gpu
