@@ -233,6 +233,61 @@ TEST(DeviceStreams, GroupOnTwoStreamsCompletesOnBoth) {
   }));
 }
 
+// Consecutive calls on two streams in turn: each waits for the one before (they share the communicator's flags and
+// slots), though nothing orders the two streams.
+TEST(DeviceStreams, CallsAlternatingBetweenStreamsRunInCallOrder) {
+  SKIP_WITHOUT_GPU();
+  expectAllPassed(runProcesses(2, "", [](Communicator& comm) -> std::string {
+    RankStream a(comm.rank()), b(comm.rank());
+    const size_t n = 1000;  // small: one kernel a call where the ranks' kernels run at once
+    const int calls = 40;
+    float* bufs = nullptr;
+    cudaMalloc(&bufs, calls * n * sizeof(float));
+    std::vector<float> host(calls * n);
+    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i / n + 10 * comm.rank());
+    toDevice(bufs, host.data(), host.size() * sizeof(float));
+    for (int k = 0; k < calls; ++k) {
+      StreamScope scope(k % 2 ? b.stream : a.stream);
+      float* buf = bufs + k * n;
+      if (Status st = comm.allReduce(buf, buf, n, DataType::kFloat32, RedOp::sum()); !st.isOk()) return st.message();
+    }
+    cudaStreamSynchronize(a.stream);
+    cudaStreamSynchronize(b.stream);
+    cudaMemcpy(host.data(), bufs, host.size() * sizeof(float), cudaMemcpyDeviceToHost);
+    cudaFree(bufs);
+    for (int k = 0; k < calls; ++k)
+      for (size_t i = 0; i < n; ++i)
+        if (host[k * n + i] != 2.0f * k + 10)
+          return "call " + std::to_string(k) + ": " + std::to_string(host[k * n + i]);
+    return "";
+  }));
+}
+
+// A call on a stream being captured into a CUDA graph is refused, and the capture stays valid.
+TEST(DeviceStreams, CallDuringGraphCaptureIsRefused) {
+  SKIP_WITHOUT_GPU();
+  expectAllPassed(runProcesses(2, "", [](Communicator& comm) -> std::string {
+    RankStream rs(comm.rank());
+    StreamScope scope(rs.stream);
+    float* buf = nullptr;
+    cudaMalloc(&buf, 64 * sizeof(float));
+    cudaStreamBeginCapture(rs.stream, cudaStreamCaptureModeThreadLocal);
+    Status st = comm.allReduce(buf, buf, 64, DataType::kFloat32, RedOp::sum());
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(rs.stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    // Outside the capture the same call runs.
+    Status after = comm.allReduce(buf, buf, 64, DataType::kFloat32, RedOp::sum());
+    cudaStreamSynchronize(rs.stream);
+    cudaFree(buf);
+    if (st.code() != ErrorCode::kInvalidUsage || st.message().find("CUDA graph") == std::string::npos)
+      return "expected an invalid usage naming the CUDA graph, got: " + st.message();
+    if (ended != cudaSuccess) return std::string("the capture was invalidated: ") + cudaGetErrorString(ended);
+    if (!after.isOk()) return "the call after the capture: " + after.message();
+    return "";
+  }));
+}
+
 // NCCL's nonblocking communicator as PyTorch drives it: init returns ncclInProgress, ncclCommGetAsyncError says
 // when it is done, then calls on device memory run on the stream.
 TEST(DeviceStreams, NonblockingCommunicatorThroughTheCApi) {
