@@ -196,7 +196,7 @@ Settings parse(std::string* errors) {
     s.gpuSlotBytes = defaults.gpuSlotBytes;
   }
   s.gpuOneShotBytes = integer("CHORUS_GPU_ONE_SHOT", defaults.gpuOneShotBytes, 0);
-  s.gpuOneKernelBytes = integer("CHORUS_GPU_ONE_KERNEL", defaults.gpuOneKernelBytes, 0);
+  s.gpuOneKernelMax = integer("CHORUS_GPU_ONE_KERNEL", defaults.gpuOneKernelMax, 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_PERIOD"); v && std::string(v) != "0")
     s.heartbeatPeriod = seconds("CHORUS_HEARTBEAT_PERIOD", 0);
   if (const char* v = getenv("CHORUS_HEARTBEAT_TIMEOUT"); v && std::string(v) != "auto")

@@ -144,7 +144,7 @@ class PeerGroup {
   PeerGroup(CommImpl& comm, int device) : comm_(comm), rank_(comm.rank()), n_(comm.size()), device_(device) {
     limits_.slotBytes = static_cast<size_t>(settings().gpuSlotBytes);
     limits_.oneShotBytes = static_cast<size_t>(settings().gpuOneShotBytes);
-    limits_.oneKernelBytes = static_cast<size_t>(settings().gpuOneKernelBytes);
+    limits_.oneKernelBytes = static_cast<size_t>(settings().gpuOneKernelMax);
   }
   ~PeerGroup();
 
@@ -163,6 +163,8 @@ class PeerGroup {
   Status prepareOwnMemory(SetupInfo* mine);
   /// Maps rank q's memory into base_[q].
   Status map(const SetupInfo& peer, int q);
+  /// Collective: whether `mine` holds on every rank.
+  Status allAgree(bool mine, bool* everyone, const char* what);
   /// Collective: turns the one-kernel calls off unless the ranks' kernels run at once.
   Status checkKernelsRunTogether(const std::vector<SetupInfo>& all);
   /// Microseconds a barrier takes as an empty one-kernel step, on the group's own stream.
@@ -282,7 +284,7 @@ Status PeerGroup::setUp(std::string* why) {
   // Map every peer's memory; whether each rank could is agreed on, so all ranks take the same path.
   base_.assign(n_, nullptr);
   base_[rank_] = own_;
-  int32_t mapped = 1;
+  bool mapped = true;
   std::string failure;
   opened_.assign(n_, false);
   for (int q = 0; q < n_ && mapped; ++q) {
@@ -291,18 +293,11 @@ Status PeerGroup::setUp(std::string* why) {
     if (!st.isOk()) {
       (void)cudaGetLastError();  // a failed mapping is an answer here, not an error for the next CUDA call
       failure = st.message();
-      mapped = 0;
+      mapped = false;
     }
   }
-  int32_t everyone = mapped;
-  Operation agree;
-  agree.type = algo::CollType::kAllReduce;
-  agree.send = &mapped;
-  agree.recv = &everyone;
-  agree.count = 1;
-  agree.dtype = DataType::kInt32;
-  agree.op = RedOp::min();
-  CHORUS_TRY(comm_.execute(agree).withContext("setting up the device path (agreeing on the mappings)"));
+  bool everyone = false;
+  CHORUS_TRY(allAgree(mapped, &everyone, "agreeing on the mappings"));
   if (!everyone) {
     *why = failure.empty() ? "a peer could not map every rank's device memory" : failure;
     return Status::ok();
@@ -325,16 +320,8 @@ Status PeerGroup::checkKernelsRunTogether(const std::vector<SetupInfo>& all) {
   constexpr double kTogetherMicros = 200;  // MPS: 5-20 µs; turns: milliseconds
   double micros = 0;
   CHORUS_TRY(timeKernelBarriers(&micros));
-  int32_t together = micros < kTogetherMicros ? 1 : 0;
-  int32_t everyone = together;
-  Operation agree;
-  agree.type = algo::CollType::kAllReduce;
-  agree.send = &together;
-  agree.recv = &everyone;
-  agree.count = 1;
-  agree.dtype = DataType::kInt32;
-  agree.op = RedOp::min();
-  CHORUS_TRY(comm_.execute(agree).withContext("setting up the device path (agreeing on one-kernel calls)"));
+  bool everyone = false;
+  CHORUS_TRY(allAgree(micros < kTogetherMicros, &everyone, "agreeing on one-kernel calls"));
   if (!everyone) limits_.oneKernelBytes = 0;
   CHORUS_INFO(kInit, "rank %d: ranks share device %d; a barrier inside a kernel took %.1f us here, so calls %s", rank_,
               device_, micros,
@@ -371,6 +358,20 @@ Status PeerGroup::timeKernelBarriers(double* micros) {
   *micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kTimed;
   (void)cudaEventDestroy(done);
   return st;
+}
+
+Status PeerGroup::allAgree(bool mine, bool* everyone, const char* what) {
+  int32_t in = mine ? 1 : 0, out = 0;
+  Operation agree;
+  agree.type = algo::CollType::kAllReduce;
+  agree.send = &in;
+  agree.recv = &out;
+  agree.count = 1;
+  agree.dtype = DataType::kInt32;
+  agree.op = RedOp::min();
+  CHORUS_TRY(comm_.execute(agree).withContext(std::string("setting up the device path (") + what + ")"));
+  *everyone = out != 0;
+  return Status::ok();
 }
 
 Status PeerGroup::map(const SetupInfo& peer, int q) {
