@@ -42,6 +42,17 @@ TEST_F(Settings, SizesTakeBinarySuffixes) {
   EXPECT_EQ(settingsError(), "");
 }
 
+// What `chorus-info` and the README print as a setting's default is a value the setting takes.
+TEST_F(Settings, EverySettingAcceptsItsDocumentedDefault) {
+  int checked = 0;
+  for (const SettingDoc& doc : settingDocs()) {
+    if (std::string(doc.defaultValue).empty()) continue;
+    EXPECT_EQ(errorWith(doc.name, doc.defaultValue), "") << doc.name << "=" << doc.defaultValue;
+    ++checked;
+  }
+  EXPECT_GT(checked, 15);
+}
+
 TEST_F(Settings, InvalidValuesAreNamedErrors) {
   EXPECT_EQ(errorWith("CHORUS_TIMEOUT", "abc"),
             "CHORUS_TIMEOUT='abc' is invalid: a positive number of seconds (e.g. 300 or 0.5)");

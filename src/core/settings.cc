@@ -173,7 +173,8 @@ Settings parse(std::string* errors) {
   s.ibHca = str("CHORUS_IB_HCA", "NCCL_IB_HCA", "");
   s.ibGidIndex = integer("CHORUS_IB_GID_INDEX", -1, 0, "NCCL_IB_GID_INDEX");
   s.ibBufferBytes = integer("CHORUS_IB_BUFFER", 4 << 20);
-  s.spinIterations = integer("CHORUS_SPIN", 0);
+  if (const char* v = getenv("CHORUS_SPIN"); !v || std::string(v) != "auto")
+    s.spinIterations = integer("CHORUS_SPIN", 0);
   s.directThreshold = integer("CHORUS_DIRECT_THRESHOLD", -1, 0);  // 0: direct transfers off; -1: the transport's
   s.shmCma = boolean("CHORUS_SHM_CMA", false);
   s.algorithm = str("CHORUS_ALGO", "", "");
