@@ -8,6 +8,7 @@
 #include "chorus/types.hpp"
 #include "kernels/fp8.hpp"
 #include "kernels/half.hpp"
+#include "kernels/reduce.hpp"
 
 namespace chorus::gpu {
 
@@ -86,6 +87,34 @@ Status withType(DataType type, F f) {
       return f(E5m2{});
   }
   return invalidArgument("no device kernel for this data type");
+}
+
+// Calls f(Op{}) with the functor of `op`: sum for sum, avg (divided after) and PreMulSum (inputs scaled before).
+template <typename F>
+Status withOp(RedOpKind op, F f) {
+  switch (op) {
+    case RedOpKind::kProd:
+      return f(kernels::Prod{});
+    case RedOpKind::kMax:
+      return f(kernels::Max{});
+    case RedOpKind::kMin:
+      return f(kernels::Min{});
+    default:
+      return f(kernels::Sum{});
+  }
+}
+
+// Calls f(Arith{}, Op{}) for every data type and every functor a kernel may be instantiated with (loading them all).
+template <typename F>
+Status forEveryTypeAndOp(F f) {
+  for (int t = 0; t <= static_cast<int>(DataType::kFloat8e5m2); ++t) {
+    if (!isValidDataType(static_cast<DataType>(t))) continue;
+    for (RedOpKind op : {RedOpKind::kSum, RedOpKind::kProd, RedOpKind::kMax, RedOpKind::kMin}) {
+      CHORUS_TRY(withType(static_cast<DataType>(t),
+                          [&](auto arith) { return withOp(op, [&](auto functor) { return f(arith, functor); }); }));
+    }
+  }
+  return Status::ok();
 }
 
 __device__ inline size_t globalThread() { return blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; }

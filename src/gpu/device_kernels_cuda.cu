@@ -7,7 +7,6 @@
 #include "gpu/device_kernels.hpp"
 #include "gpu/one_kernel_step.hpp"
 #include "gpu/runtime.hpp"
-#include "kernels/reduce.hpp"
 
 namespace chorus::gpu {
 namespace {
@@ -85,16 +84,11 @@ Status load(Kernel kernel) {
 Status loadKernels() {
   CHORUS_TRY(load(copyKernel));
   CHORUS_TRY(loadOneKernelSteps());
+  CHORUS_TRY(forEveryTypeAndOp(
+      [](auto arith, auto functor) { return load(reduceKernel<decltype(arith), decltype(functor)>); }));
   for (int t = 0; t <= static_cast<int>(DataType::kFloat8e5m2); ++t) {
     if (!isValidDataType(static_cast<DataType>(t))) continue;
-    CHORUS_TRY(withType(static_cast<DataType>(t), [](auto arith) {
-      using A = decltype(arith);
-      CHORUS_TRY(load(scaledCopyKernel<A>));
-      CHORUS_TRY(load(reduceKernel<A, kernels::Sum>));
-      CHORUS_TRY(load(reduceKernel<A, kernels::Prod>));
-      CHORUS_TRY(load(reduceKernel<A, kernels::Max>));
-      return load(reduceKernel<A, kernels::Min>);
-    }));
+    CHORUS_TRY(withType(static_cast<DataType>(t), [](auto arith) { return load(scaledCopyKernel<decltype(arith)>); }));
   }
   return Status::ok();
 }
@@ -131,22 +125,10 @@ Status launchReduce(const void* const* from, int n, void* to, void* alsoTo, size
   const dim3 grid(blocksFor(bytes));
   auto s = static_cast<cudaStream_t>(stream);
   return withType(type, [&](auto arith) {
-    using A = decltype(arith);
-    switch (op) {
-      case RedOpKind::kProd:
-        reduceKernel<A, kernels::Prod><<<grid, kThreads, 0, s>>>(a);
-        break;
-      case RedOpKind::kMax:
-        reduceKernel<A, kernels::Max><<<grid, kThreads, 0, s>>>(a);
-        break;
-      case RedOpKind::kMin:
-        reduceKernel<A, kernels::Min><<<grid, kThreads, 0, s>>>(a);
-        break;
-      default:  // sum, avg (divided above) and PreMulSum (its inputs were scaled on the way in)
-        reduceKernel<A, kernels::Sum><<<grid, kThreads, 0, s>>>(a);
-        break;
-    }
-    return launched("the reduction kernel's launch");
+    return withOp(op, [&](auto functor) {
+      reduceKernel<decltype(arith), decltype(functor)><<<grid, kThreads, 0, s>>>(a);
+      return launched("the reduction kernel's launch");
+    });
   });
 }
 

@@ -6,7 +6,6 @@
 #include "gpu/device_elements.cuh"
 #include "gpu/one_kernel_step.hpp"
 #include "gpu/runtime.hpp"
-#include "kernels/reduce.hpp"
 
 namespace chorus::gpu {
 namespace {
@@ -76,21 +75,6 @@ __global__ void oneKernelStep(OneKernelStep s, double scalar, const void* scalar
   }
 }
 
-// Calls f(Op{}) with the functor of `op`: sum for sum, avg (divided after) and PreMulSum (inputs scaled before).
-template <typename F>
-Status withOp(RedOpKind op, F f) {
-  switch (op) {
-    case RedOpKind::kProd:
-      return f(kernels::Prod{});
-    case RedOpKind::kMax:
-      return f(kernels::Max{});
-    case RedOpKind::kMin:
-      return f(kernels::Min{});
-    default:
-      return f(kernels::Sum{});
-  }
-}
-
 }  // namespace
 
 unsigned oneKernelBlocks(size_t bytes) {
@@ -111,19 +95,11 @@ Status launchOneKernelStep(const OneKernelStep& step, unsigned blocks, DataType 
 }
 
 Status loadOneKernelSteps() {
-  for (int t = 0; t <= static_cast<int>(DataType::kFloat8e5m2); ++t) {
-    if (!isValidDataType(static_cast<DataType>(t))) continue;
-    for (RedOpKind op : {RedOpKind::kSum, RedOpKind::kProd, RedOpKind::kMax, RedOpKind::kMin}) {
-      CHORUS_TRY(withType(static_cast<DataType>(t), [&](auto arith) {
-        return withOp(op, [&](auto functor) {
-          cudaFuncAttributes attributes{};
-          const cudaError_t e = cudaFuncGetAttributes(&attributes, oneKernelStep<decltype(arith), decltype(functor)>);
-          return e == cudaSuccess ? Status::ok() : cudaError(e, "loading the one-kernel steps");
-        });
-      }));
-    }
-  }
-  return Status::ok();
+  return forEveryTypeAndOp([](auto arith, auto functor) {
+    cudaFuncAttributes attributes{};
+    const cudaError_t e = cudaFuncGetAttributes(&attributes, oneKernelStep<decltype(arith), decltype(functor)>);
+    return e == cudaSuccess ? Status::ok() : cudaError(e, "loading the one-kernel steps");
+  });
 }
 
 }  // namespace chorus::gpu

@@ -336,21 +336,14 @@ Status PeerGroup::timeKernelBarriers(double* micros) {
   const Operation none;
   cudaEvent_t done = nullptr;
   CHORUS_CUDA_TRY(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
-  const Deadline deadline = Deadline::fromSettings();
-  // Enqueues `barriers` barriers and waits for them, until CHORUS_TIMEOUT.
+  // Enqueues `barriers` barriers and waits for them, until CHORUS_TIMEOUT; on a timeout or an abort the barriers'
+  // waits are released, so the stream drains.
   auto run = [&](int barriers) -> Status {
     for (int i = 0; i < barriers; ++i) CHORUS_TRY(launchOneKernel(oneKernelStep(nullptr, none, 0), 1, none, side_));
     CHORUS_CUDA_TRY(cudaEventRecord(done, side_), "cudaEventRecord");
-    for (int polls = 0;; ++polls) {
-      const cudaError_t e = cudaEventQuery(done);
-      if (e == cudaSuccess) return Status::ok();
-      if (e != cudaErrorNotReady) return cudaError(e, "timing the barriers of one-kernel calls");
-      if (deadline.expired()) {
-        releaseWaits();
-        return timeoutError("setting up the device path: the peers did not reach its barriers within CHORUS_TIMEOUT");
-      }
-      if (polls > 20000) std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
+    Status st = waitForEvent(done, comm_.abortFlag(), "the set-up's barriers (every peer's arrival)");
+    if (!st.isOk()) releaseWaits();
+    return st;
   };
   Status st = run(1);  // waits for the peers to get here
   const Clock::time_point start = Clock::now();

@@ -3,6 +3,7 @@
 // load.
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "chorus/status.hpp"
@@ -29,6 +30,10 @@ Status createStream(void** out);
 void destroyStream(void* stream);
 /// Waits until everything enqueued on `stream` (a cudaStream_t) ran.
 Status synchronizeStream(void* stream);
+/// Waits until the stream has run everything before `event` (a cudaEvent_t): a spin of some milliseconds, then sleeps
+/// of 20 µs, until CHORUS_TIMEOUT or, with `aborted` set, an abort. `what` names what the event marks in the errors
+/// ("the call").
+Status waitForEvent(void* event, const std::atomic<bool>* aborted, const std::string& what);
 /// Loads chorus's device kernels. A communicator's init does it where there is a GPU, as NCCL's does: CUDA loads a
 /// kernel at its first use otherwise (lazy loading), and loading waits for the device's other work, which may be a
 /// stream held back until the call that launches the kernel returns.

@@ -1,5 +1,10 @@
 #include <cuda_runtime.h>
 
+#include <chrono>
+#include <thread>
+
+#include "core/deadline.hpp"
+#include "core/settings.hpp"
 #include "gpu/runtime.hpp"
 
 namespace chorus::gpu {
@@ -77,6 +82,23 @@ void destroyStream(void* stream) { (void)cudaStreamDestroy(static_cast<cudaStrea
 Status synchronizeStream(void* stream) {
   cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
   return e == cudaSuccess ? Status::ok() : cudaError(e, "cudaStreamSynchronize");
+}
+
+// A spin first: the event has mostly been reached already, and each poll is a fraction of a microsecond.
+Status waitForEvent(void* event, const std::atomic<bool>* aborted, const std::string& what) {
+  CancelScope cancel(aborted);
+  const Deadline deadline = Deadline::fromSettings();
+  for (int polls = 0;; ++polls) {
+    cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (e == cudaSuccess) return Status::ok();
+    if (e != cudaErrorNotReady) return cudaError(e, "cudaEventQuery (the stream's work before " + what + " failed)");
+    if (deadline.cancelled()) return remoteError("the communicator was aborted before its stream reached " + what);
+    if (deadline.expired()) {
+      return timeoutError("the stream did not reach " + what +
+                          " within CHORUS_TIMEOUT=" + std::to_string(settings().timeoutSeconds) + " s");
+    }
+    if (polls > 20000) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
 }
 
 Status cudaError(int code, const std::string& what) {

@@ -1,13 +1,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <string>
-#include <thread>
 
 #include "chorus/request.hpp"
 #include "comm/comm_impl.hpp"
-#include "core/deadline.hpp"
 #include "gpu/peer_group.hpp"
 #include "gpu/pinned_pool.hpp"
 #include "gpu/runtime.hpp"
@@ -22,25 +19,6 @@ namespace {
     cudaError_t e_ = (call);                                        \
     if (e_ != cudaSuccess) return cudaError(e_, std::string(what)); \
   } while (0)
-
-// Waits until the stream has run everything before `event`: a spin of some milliseconds (a call whose inputs are
-// ready is the common case, and each poll is a fraction of a microsecond), then sleeps of 20 µs, until CHORUS_TIMEOUT
-// or an abort of the communicator.
-Status waitForEvent(cudaEvent_t event, const std::atomic<bool>* aborted) {
-  CancelScope cancel(aborted);
-  const Deadline deadline = Deadline::fromSettings();
-  for (int polls = 0;; ++polls) {
-    cudaError_t e = cudaEventQuery(event);
-    if (e == cudaSuccess) return Status::ok();
-    if (e != cudaErrorNotReady) return cudaError(e, "cudaEventQuery (the stream's work before the call failed)");
-    if (deadline.cancelled()) return remoteError("the communicator was aborted before its stream reached the call");
-    if (deadline.expired()) {
-      return timeoutError("the stream did not reach the call within CHORUS_TIMEOUT=" +
-                          std::to_string(settings().timeoutSeconds) + " s");
-    }
-    if (polls > 20000) std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
-}
 
 // Host functions run on CUDA's own thread and may call no CUDA function: they only wait and release.
 void waitForCall(void* request) {
@@ -130,7 +108,7 @@ Status enqueueOnOneStream(CommImpl& comm, const std::vector<Operation>& ops, cud
   const std::atomic<bool>* aborted = comm.abortFlag();
   Request call =
       comm.submitOnStream(plan.rebase(staging.get()), [inputsReady, aborted, staging](std::vector<Operation>* staged) {
-        Status st = waitForEvent(inputsReady, aborted);
+        Status st = waitForEvent(inputsReady, aborted, "the call");
         (void)cudaEventDestroy(inputsReady);
         if (st.isOk()) readStagedScalars(staged);
         return st;
