@@ -53,6 +53,52 @@ TEST_F(Settings, EverySettingAcceptsItsDocumentedDefault) {
   EXPECT_GT(checked, 15);
 }
 
+// A setting's default is its documented text, parsed: the value in effect without the variable is the one
+// chorus-info and the README print.
+TEST_F(Settings, UnsetSettingsTakeTheirDocumentedDefaults) {
+  reloadSettings();
+  ASSERT_EQ(settingsError(), "");
+  const chorus::Settings& s = settings();
+  EXPECT_EQ(s.timeoutSeconds, 300);
+  EXPECT_EQ(s.shmBufferBytes, 4 << 20);
+  EXPECT_EQ(s.tcpSockets, 2);
+  EXPECT_EQ(s.tcpCongestion, "auto");
+  EXPECT_EQ(s.debugSubsys, "ALL");
+  EXPECT_EQ(s.ibGidIndex, -1);       // "": by link layer
+  EXPECT_EQ(s.directThreshold, -1);  // "": each transport's own
+  EXPECT_EQ(s.spinIterations, 0);    // auto
+  EXPECT_TRUE(s.checkCalls);
+  EXPECT_FALSE(s.shmCma);
+  EXPECT_EQ(s.traceEntries, 2000);
+  EXPECT_EQ(s.heartbeatPeriod, 0);
+  EXPECT_EQ(s.heartbeatTimeout, 0);  // auto
+  EXPECT_TRUE(s.gpuPeerMemory);
+  EXPECT_EQ(s.gpuSlotBytes, 64 << 20);
+  EXPECT_EQ(s.gpuOneShotBytes, 1 << 20);
+  EXPECT_EQ(s.gpuOneKernelMax, 4 << 20);
+}
+
+TEST_F(Settings, RangesAndSpecialWordsAreChecked) {
+  EXPECT_EQ(errorWith("CHORUS_SPIN", "0"), "CHORUS_SPIN='0' is invalid: auto or a positive integer");
+  EXPECT_EQ(errorWith("CHORUS_SPIN", "64"), "");
+  EXPECT_NE(errorWith("CHORUS_GPU_SLOT", "4095").find("at least 4096"), std::string::npos);
+  EXPECT_NE(errorWith("CHORUS_TRACE_ENTRIES", "2M").find("from 0 to 1048576"), std::string::npos);
+  EXPECT_EQ(errorWith("CHORUS_HEARTBEAT_PERIOD", "0"), "");
+  EXPECT_NE(errorWith("CHORUS_HEARTBEAT_PERIOD", "-1").find("0 or a positive number"), std::string::npos);
+  EXPECT_NE(errorWith("CHORUS_HEARTBEAT_TIMEOUT", "0").find("auto or a positive number"), std::string::npos);
+  // An invalid value keeps the default in effect.
+  setenv("CHORUS_GPU_SLOT", "12", 1);
+  reloadSettings();
+  EXPECT_EQ(settings().gpuSlotBytes, 64 << 20);
+  unsetenv("CHORUS_GPU_SLOT");
+  // NCCL's names stay lenient: an invalid NCCL_IB_GID_INDEX is ignored, as NCCL ignores it.
+  setenv("NCCL_IB_GID_INDEX", "x", 1);
+  reloadSettings();
+  EXPECT_EQ(settingsError(), "");
+  EXPECT_EQ(settings().ibGidIndex, -1);
+  unsetenv("NCCL_IB_GID_INDEX");
+}
+
 TEST_F(Settings, InvalidValuesAreNamedErrors) {
   EXPECT_EQ(errorWith("CHORUS_TIMEOUT", "abc"),
             "CHORUS_TIMEOUT='abc' is invalid: a positive number of seconds (e.g. 300 or 0.5)");

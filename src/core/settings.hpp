@@ -1,5 +1,6 @@
-// The one registry of settings. Every knob chorus reads from the environment is declared in settings.cc with its
-// name, NCCL alias, default and documentation, and parsed once; leaf code reads the typed fields below.
+// The one registry of settings. Every knob chorus reads from the environment is declared once, in settings.cc: its
+// name, NCCL alias, default, documentation and the field it fills; it is parsed once and leaf code reads the typed
+// fields below.
 #pragma once
 
 #include <cstdint>
@@ -8,41 +9,43 @@
 
 namespace chorus {
 
+// Every field's default is its setting's documented default (settings.cc), parsed like any value; a
+// default-constructed Settings is all zero.
 struct Settings {
-  std::string debug;                  // CHORUS_DEBUG / NCCL_DEBUG
-  std::string debugSubsys;            // CHORUS_DEBUG_SUBSYS / NCCL_DEBUG_SUBSYS
-  std::string debugFile;              // CHORUS_DEBUG_FILE / NCCL_DEBUG_FILE
-  double timeoutSeconds = 300;        // CHORUS_TIMEOUT
-  std::string transport;              // CHORUS_TRANSPORT
-  std::string commId;                 // CHORUS_COMM_ID / NCCL_COMM_ID
-  std::string commSecret;             // CHORUS_COMM_SECRET
-  std::string hostId;                 // CHORUS_HOST_ID / NCCL_HOSTID
-  int64_t shmBufferBytes = 0;         // CHORUS_SHM_BUFFER
-  int64_t tcpBufferBytes = 0;         // CHORUS_TCP_BUFFER
-  int64_t loopbackBufferBytes = 0;    // CHORUS_LOOPBACK_BUFFER
-  int64_t tcpSockets = 0;             // CHORUS_TCP_SOCKETS
-  std::string tcpCongestion;          // CHORUS_TCP_CONGESTION
-  std::string socketIfAddr;           // CHORUS_SOCKET_ADDR
-  std::string ibHca;                  // CHORUS_IB_HCA / NCCL_IB_HCA
-  int64_t ibGidIndex = -1;            // CHORUS_IB_GID_INDEX / NCCL_IB_GID_INDEX (-1: by link layer)
-  int64_t ibBufferBytes = 0;          // CHORUS_IB_BUFFER
-  int64_t spinIterations = 0;         // CHORUS_SPIN
-  int64_t directThreshold = -1;       // CHORUS_DIRECT_THRESHOLD (0: direct transfers off; -1: each transport's own)
-  bool shmCma = false;                // CHORUS_SHM_CMA
-  std::string algorithm;              // CHORUS_ALGO
-  bool deterministic = false;         // CHORUS_DETERMINISTIC
-  bool checkCalls = true;             // CHORUS_CHECK_CALLS
-  std::string topoFile;               // CHORUS_TOPO_FILE / NCCL_TOPO_FILE
-  std::string ncclAlgo;               // NCCL_ALGO (read when CHORUS_ALGO is unset)
-  std::string tuningFile;             // CHORUS_TUNING_FILE
-  int64_t traceEntries = 2000;        // CHORUS_TRACE_ENTRIES (0: no flight recorder)
-  double heartbeatPeriod = 0;         // CHORUS_HEARTBEAT_PERIOD (0: no heartbeat)
-  double heartbeatTimeout = 0;        // CHORUS_HEARTBEAT_TIMEOUT (0: 4 periods)
-  std::string traceDir;               // CHORUS_TRACE_DIR
-  bool gpuPeerMemory = true;          // CHORUS_GPU_PEER_MEMORY
-  int64_t gpuSlotBytes = 64 << 20;    // CHORUS_GPU_SLOT
-  int64_t gpuOneShotBytes = 1 << 20;  // CHORUS_GPU_ONE_SHOT
-  int64_t gpuOneKernelMax = 4 << 20;  // CHORUS_GPU_ONE_KERNEL (bytes)
+  std::string debug;                // CHORUS_DEBUG / NCCL_DEBUG
+  std::string debugSubsys;          // CHORUS_DEBUG_SUBSYS / NCCL_DEBUG_SUBSYS
+  std::string debugFile;            // CHORUS_DEBUG_FILE / NCCL_DEBUG_FILE
+  double timeoutSeconds = 0;        // CHORUS_TIMEOUT
+  std::string transport;            // CHORUS_TRANSPORT (lower case)
+  std::string commId;               // CHORUS_COMM_ID / NCCL_COMM_ID
+  std::string commSecret;           // CHORUS_COMM_SECRET
+  std::string hostId;               // CHORUS_HOST_ID / NCCL_HOSTID
+  int64_t shmBufferBytes = 0;       // CHORUS_SHM_BUFFER
+  int64_t tcpBufferBytes = 0;       // CHORUS_TCP_BUFFER
+  int64_t loopbackBufferBytes = 0;  // CHORUS_LOOPBACK_BUFFER
+  int64_t tcpSockets = 0;           // CHORUS_TCP_SOCKETS
+  std::string tcpCongestion;        // CHORUS_TCP_CONGESTION
+  std::string socketIfAddr;         // CHORUS_SOCKET_ADDR
+  std::string ibHca;                // CHORUS_IB_HCA / NCCL_IB_HCA
+  int64_t ibGidIndex = 0;           // CHORUS_IB_GID_INDEX / NCCL_IB_GID_INDEX (-1: by link layer)
+  int64_t ibBufferBytes = 0;        // CHORUS_IB_BUFFER
+  int64_t spinIterations = 0;       // CHORUS_SPIN (0: auto)
+  int64_t directThreshold = 0;      // CHORUS_DIRECT_THRESHOLD (0: direct transfers off; -1: each transport's own)
+  bool shmCma = false;              // CHORUS_SHM_CMA
+  std::string algorithm;            // CHORUS_ALGO
+  bool deterministic = false;       // CHORUS_DETERMINISTIC
+  bool checkCalls = false;          // CHORUS_CHECK_CALLS
+  std::string topoFile;             // CHORUS_TOPO_FILE / NCCL_TOPO_FILE
+  std::string ncclAlgo;             // NCCL_ALGO (read when CHORUS_ALGO is unset)
+  std::string tuningFile;           // CHORUS_TUNING_FILE
+  int64_t traceEntries = 0;         // CHORUS_TRACE_ENTRIES (0: no flight recorder)
+  double heartbeatPeriod = 0;       // CHORUS_HEARTBEAT_PERIOD (0: no heartbeat)
+  double heartbeatTimeout = 0;      // CHORUS_HEARTBEAT_TIMEOUT (0: 4 periods)
+  std::string traceDir;             // CHORUS_TRACE_DIR
+  bool gpuPeerMemory = false;       // CHORUS_GPU_PEER_MEMORY
+  int64_t gpuSlotBytes = 0;         // CHORUS_GPU_SLOT
+  int64_t gpuOneShotBytes = 0;      // CHORUS_GPU_ONE_SHOT
+  int64_t gpuOneKernelMax = 0;      // CHORUS_GPU_ONE_KERNEL (bytes)
 
   /// Whether connections may offer direct transfers at all (CHORUS_DIRECT_THRESHOLD is not 0).
   bool directTransfersOn() const { return directThreshold != 0; }
