@@ -9,10 +9,13 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
+#include <map>
 
 #include "bootstrap/id_layout.hpp"
 #include "bootstrap/socket.hpp"
 #include "bootstrap/store.hpp"
+#include "core/shareable_memory.hpp"
 #include "tests/support/collective_case.hpp"
 #include "tests/support/process_ranks.hpp"
 
@@ -93,6 +96,63 @@ TEST(ProcessCollectivesDirect, CrossMemoryAttachGivesTheSameResults) {
   setenv("CHORUS_DIRECT_THRESHOLD", "4096", 1);
   expectCrossSectionPasses("shm", {2, 3, 4});
   unsetenv("CHORUS_SHM_CMA");
+  unsetenv("CHORUS_DIRECT_THRESHOLD");
+}
+
+// The case's buffers in shareable blocks (what ncclMemAlloc returns on host memory), copied back after the call.
+class ShareableHome final : public BufferHome {
+ public:
+  ~ShareableHome() override {
+    for (auto& [host, block] : blocks_) freeShareable(block);
+  }
+  void* address(std::vector<unsigned char>& buffer, unsigned char* p) override {
+    auto it = blocks_.find(&buffer);
+    if (it == blocks_.end()) {
+      void* block = nullptr;
+      if (!allocateShareable(buffer.size(), &block).isOk()) ADD_FAILURE() << "allocateShareable failed";
+      memcpy(block, buffer.data(), buffer.size());
+      it = blocks_.emplace(&buffer, block).first;
+    }
+    return static_cast<unsigned char*>(it->second) + (p - buffer.data());
+  }
+  std::string finish() override {
+    for (auto& [host, block] : blocks_) memcpy(host->data(), block, host->size());
+    return "";
+  }
+
+ private:
+  std::map<std::vector<unsigned char>*, void*> blocks_;
+};
+
+// Lines of this process's memory map that are a peer's shareable block, mapped read-only to read it in place.
+int peerBlocksMapped() {
+  std::ifstream maps("/proc/self/maps");
+  int found = 0;
+  for (std::string line; std::getline(maps, line);)
+    found += line.find(" r--s ") != std::string::npos && line.find(kShareableName) != std::string::npos;
+  return found;
+}
+
+// Buffers from ncclMemAlloc's shareable blocks are read in place by the peers (no FIFO, no cross-memory attach),
+// from 4 KiB on, across the cross-section; each case allocates and frees its blocks, so descriptor numbers come
+// back with new blocks and the peers must drop the old mappings. Rank 0 keeps plain buffers, whose steps go
+// through the stream after all: both kinds mix in one call.
+TEST(ProcessCollectivesDirect, ShareableBuffersAreReadInPlace) {
+  setenv("CHORUS_DIRECT_THRESHOLD", "4096", 1);
+  for (int w : {2, 3, 4}) {
+    auto results = runProcesses(w, "shm", [w](Communicator& comm) -> std::string {
+      for (const Case& c : crossSection(w)) {
+        ShareableHome home;
+        std::string error = runCase(comm, c, comm.rank() == 0 ? nullptr : &home);
+        if (!error.empty()) return error;
+      }
+      // Every peer of rank 0 sends from shareable blocks: rank 0 must have read some in place.
+      if (comm.rank() == 0 && peerBlocksMapped() == 0)
+        return "no peer's shareable block was mapped: nothing was read in place";
+      return "";
+    });
+    for (int r = 0; r < w; ++r) EXPECT_EQ(results[r].exitCode, 0) << w << " ranks, rank " << r;
+  }
   unsetenv("CHORUS_DIRECT_THRESHOLD");
 }
 

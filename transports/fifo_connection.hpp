@@ -10,15 +10,19 @@
 #include <memory>
 #include <string>
 
+#include "core/shareable_memory.hpp"
 #include "transports/fifo.hpp"
+#include "transports/peer_blocks.hpp"
 #include "transports/transport.hpp"
 
 namespace chorus::transport {
 
 class FifoConnection final : public Connection, public SmallMessages, public DirectTransfers {
  public:
-  /// How the receiver reaches the sender's buffers for direct transfers.
-  enum class Direct { kNone, kSameProcess, kCrossMemoryAttach };
+  /// How the receiver reaches the sender's buffers for direct transfers: in the same process by address; between
+  /// processes, shareable blocks (core/shareable_memory.hpp) by mapping them, other memory by cross-memory attach
+  /// where that works and is allowed, else through the stream.
+  enum class Direct { kNone, kSameProcess, kSharedBlocks, kSharedBlocksAndCrossMemoryAttach };
 
   /// `owner` keeps the memory of both FIFOs alive. `peerPid` > 0 enables the process-liveness check.
   FifoConnection(std::shared_ptr<void> owner, Fifo out, Fifo in, int peerRank, int peerPid, const char* name,
@@ -29,7 +33,8 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
         peerRank_(peerRank),
         peerPid_(peerPid),
         name_(name),
-        direct_(direct) {}
+        direct_(direct),
+        peerBlocks_(peerRank, peerPid) {}
   // Destruction does not close(): bytes already committed stay readable for the peer (the memory is shared).
   ~FifoConnection() override = default;
 
@@ -50,19 +55,46 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   bool peek(void* dst, size_t bytes) override { return in_.peekLine(dst, bytes); }
   bool waiting() override { return in_.linesWaiting(); }
 
-  // A region is an address range: the receiver reads it from the sender's memory (same process or CMA), so
-  // registering pins and maps nothing.
+  // A region is an address range (same process, CMA) or a part of a shareable block: registering pins and maps
+  // nothing here; the receiver maps a block the first time it reads from it.
   DirectTransfers* directTransfers() override { return direct_ == Direct::kNone ? nullptr : this; }
   Status registerMemory(const void* base, size_t bytes, MemoryType type,
                         std::shared_ptr<const Registration>* out) override {
-    return addressRangeRegistration(name_, base, bytes, type, out);
+    CHORUS_TRY(addressRangeRegistration(name_, base, bytes, type, out));
+    if (direct_ == Direct::kSameProcess) return Status::ok();
+    auto r = std::make_shared<Registration>(**out);
+    ShareableBlock block;
+    if (findShareable(base, bytes, &block)) {
+      r->peerBytes = BlockRange::of(block, base, bytes).encode();
+    } else if (direct_ != Direct::kSharedBlocksAndCrossMemoryAttach) {
+      r->viaStream = true;
+    }
+    *out = std::move(r);
+    return Status::ok();
+  }
+  // Between processes a registration names a block, or none: still right while the same block (or still no block)
+  // holds the range. A freed block's memory stays mapped at its peers, so a stale one would read old bytes.
+  bool current(const Registration& r) override {
+    if (direct_ == Direct::kSameProcess) return true;
+    ShareableBlock block;
+    BlockRange range;
+    const bool shareable = findShareable(r.base, r.bytes, &block);
+    if (BlockRange::decode(r.peerBytes, &range)) return shareable && block.id == range.blockId;
+    return !shareable;
   }
   uint64_t post(const Registration&, size_t, size_t bytes) override { return directPosted_ += bytes; }
   uint64_t acked() override { return out_.directAcked(); }
   // Memory is always there to read: every call moves all `bytes`.
   Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* moved) override {
+    if (BlockRange block; direct_ != Direct::kSameProcess && BlockRange::decode(region.peerBytes, &block)) {
+      CHORUS_TRY(peerBlocks_.read(dst, block, offset, bytes));
+      in_.ackDirect(bytes);
+      *moved += bytes;
+      return Status::ok();
+    }
     AddressRange range;
-    if (!AddressRange::decode(region.peerBytes, &range) || !range.holds(offset, bytes)) {
+    if (direct_ == Direct::kSharedBlocks || !AddressRange::decode(region.peerBytes, &range) ||
+        !range.holds(offset, bytes)) {
       return internalError("rank " + std::to_string(peerRank_) + " named " + std::to_string(bytes) +
                            " bytes at offset " + std::to_string(offset) + " of a region it did not register");
     }
@@ -125,6 +157,7 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   int peerPid_;
   const char* name_;
   Direct direct_;
+  PeerBlocks peerBlocks_;
   uint64_t directPosted_ = 0;
   bool closed_ = false;
 };

@@ -28,6 +28,9 @@ struct Registration {
   MemoryType type = MemoryType::kHost;
   std::vector<std::byte> peerBytes;  // what the receiver needs to reach the region
   std::shared_ptr<void> state;
+  // The peer cannot reach this memory (shm without cross-memory attach, a buffer that is not shareable): steps
+  // from it send their bytes through the stream after all, and say so to the receiver first.
+  bool viaStream = false;
 };
 
 /// A peer's region as the receiver knows it: its peer bytes, plus whatever the transport derived from them once

@@ -61,6 +61,9 @@ class DirectTransfers {
   /// keep registrations in a RegistrationCache, so a buffer used again is not registered again.
   virtual Status registerMemory(const void* base, size_t bytes, MemoryType type,
                                 std::shared_ptr<const Registration>* out) = 0;
+  /// Whether a registration made for an earlier call still describes the memory at its address (a repeated call
+  /// keeps its registrations; the buffer may have been freed and allocated again in between).
+  virtual bool current(const Registration&) { return true; }
   /// Sender: posts `bytes` at `offset` of `region` and returns the running total that acked() must reach before
   /// those bytes may change.
   virtual uint64_t post(const Registration& region, size_t offset, size_t bytes) = 0;

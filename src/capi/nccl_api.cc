@@ -14,6 +14,7 @@
 #include "comm/comm_impl.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
+#include "core/shareable_memory.hpp"
 #include "gpu/runtime.hpp"
 #include "kernels/element_value.hpp"
 
@@ -238,8 +239,12 @@ extern "C" {
 ncclResult_t pncclMemAlloc(void** ptr, size_t size) try {
   if (!ptr) return report(chorus::invalidArgument("ncclMemAlloc: ptr is NULL"));
   if (size > static_cast<size_t>(PTRDIFF_MAX)) return report(chorus::systemError("ncclMemAlloc: out of memory"));
-  // As NCCL's: device memory where there is a GPU; page-aligned host memory otherwise.
+  // As NCCL's: device memory where there is a GPU. Host memory otherwise, shareable, so that peers on this host
+  // read large transfers from it in place (core/shareable_memory.hpp); plain pages where memfd is refused.
   if (chorus::gpu::available()) return report(chorus::gpu::allocateDevice(size, ptr).withContext("ncclMemAlloc"));
+  const chorus::Status shareable = chorus::allocateShareable(size, ptr);
+  if (shareable.isOk()) return ncclSuccess;
+  CHORUS_INFO(kInit, "ncclMemAlloc: %s; plain host memory instead", shareable.message().c_str());
   *ptr = aligned_alloc(4096, (size + 4095) & ~static_cast<size_t>(4095));
   if (!*ptr && size > 0) return report(chorus::systemError("ncclMemAlloc: out of memory"));
   return ncclSuccess;
@@ -250,7 +255,7 @@ ncclResult_t pncclMemFree(void* ptr) try {
   if (chorus::gpu::memoryTypeOf(ptr) != chorus::gpu::MemoryType::kHost) {
     return report(chorus::gpu::freeDevice(ptr).withContext("ncclMemFree"));
   }
-  free(ptr);
+  if (!chorus::freeShareable(ptr)) free(ptr);
   return ncclSuccess;
 }
 CHORUS_CATCH("ncclMemFree")

@@ -23,18 +23,23 @@ struct DirectDescriptor {
 };
 static_assert(sizeof(DirectDescriptor) == kWireAlign);
 constexpr uint32_t kAnnounce = 0xffffffffu;
+// A step whose source the peer cannot reach (Registration::viaStream) sends this descriptor alone, then its bytes
+// through the stream, as a step below the threshold does: only the sender knows where its buffer lives.
+constexpr uint32_t kStreamed = 0xfffffffeu;
 // Peer bytes of one registration: a UCX packed rkey is the largest, at a few hundred bytes.
 constexpr uint32_t kMaxPeerBytes = 4096;
 
 // Registers the step's source buffer with the connection (once per call and buffer: steps of the same buffer share
 // it) and queues its announcement when this call has not announced it on this stream yet.
 Status Execution::announceRegion(Work& w, PeerQueues& q) {
+  if (w.region && !q.direct->current(*w.region)) w.region = nullptr;
   if (!w.region) {
     for (const auto& r : q.regionsOut) {
       if (r->base == w.regionBase && r->bytes == w.regionBytes && r->type == w.memory) w.region = r;
     }
     if (!w.region) CHORUS_TRY(q.direct->registerMemory(w.regionBase, w.regionBytes, w.memory, &w.region));
   }
+  if (w.region->viaStream) return Status::ok();  // nothing to announce: the bytes go through the stream
   for (size_t i = 0; i < q.regionsOut.size(); ++i) {
     if (q.regionsOut[i] == w.region) {
       w.regionIndex = static_cast<uint32_t>(i);
@@ -75,7 +80,19 @@ bool writeStream(transport::Connection* c, const std::vector<std::byte>& message
 
 Status Execution::advanceDirectSend(Work& w, PeerQueues& q, bool* moved) {
   transport::Connection* c = q.connection;
-  if (w.regionIndex == kNoRegion && w.wire < w.bytes) CHORUS_TRY(announceRegion(w, q));
+  if (w.regionIndex == kNoRegion && w.wire < w.bytes) {
+    CHORUS_TRY(announceRegion(w, q));
+    if (w.region->viaStream) {
+      auto space = c->sendSpace();
+      if (space.size() < kWireAlign) return Status::ok();
+      const DirectDescriptor streamed{0, 0, kStreamed};
+      memcpy(space.data(), &streamed, sizeof(streamed));
+      c->commitSend(kWireAlign);
+      w.streamed = true;
+      *moved = true;
+      return advanceSend(w, q, moved);
+    }
+  }
   if (!writeStream(c, q.announceOut, &q.announceOutWire)) return Status::ok();
   while (w.wire < w.bytes) {
     const size_t ready = depLimit(w) - w.wire;
@@ -136,6 +153,16 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
       auto data = c->recvData();
       if (data.size() < kWireAlign) break;
       memcpy(&d, data.data(), sizeof(d));
+    }
+    if (d.region == kStreamed) {
+      if (w.wire != 0) {
+        return internalError("rank " + std::to_string(w.peer) + " switched a direct transfer to the stream after " +
+                             std::to_string(w.wire) + " bytes (a corrupt stream)");
+      }
+      c->consumeRecv(kWireAlign);
+      w.streamed = true;
+      *moved = true;
+      return advanceRecv(w, q, moved);
     }
     if (d.region == kAnnounce) {
       bool known = false;

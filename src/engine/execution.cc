@@ -274,6 +274,7 @@ void Execution::rewind(uint64_t sequence) {
     w.directReduced = 0;
     w.ackTarget = 0;
     w.complete = false;
+    w.streamed = false;
     w.regionIndex = kNoRegion;  // announced again: the peer forgets its regions after each call
   }
   drained_ = true;
@@ -457,7 +458,7 @@ Status Execution::advanceSmallRecv(Work& w, PeerQueues& q, bool* moved) {
 Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
   transport::Connection* c = q.connection;
   if (w.small) return advanceSmallSend(w, q, moved);
-  if (w.direct) return advanceDirectSend(w, q, moved);
+  if (w.direct && !w.streamed) return advanceDirectSend(w, q, moved);
   if (w.kind == StepKind::kSendSize) {
     auto space = c->sendSpace();
     if (space.size() < kWireAlign) return Status::ok();
@@ -490,7 +491,7 @@ Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
 Status Execution::advanceRecv(Work& w, PeerQueues& q, bool* moved) {
   transport::Connection* c = q.connection;
   if (w.small) return advanceSmallRecv(w, q, moved);
-  if (w.direct) return advanceDirectRecv(w, q, moved);
+  if (w.direct && !w.streamed) return advanceDirectRecv(w, q, moved);
   if (w.kind == StepKind::kRecvSize) {
     auto data = c->recvData();
     if (data.size() < kWireAlign) return Status::ok();

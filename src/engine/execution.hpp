@@ -94,6 +94,7 @@ class Execution {
     kernels::ReduceFn reduce;
     size_t elemSize;
     bool direct = false;       // large transfer read straight from the sender's buffer
+    bool streamed = false;     // direct, but the peer cannot reach the buffer: through the stream in this call
     bool small = false;        // whole message through the connection's small-message channel
     uint64_t ackTarget = 0;    // direct send: the connection's acknowledged count that completes this step
     size_t directDone = 0;     // direct receive: bytes of the current descriptor already taken

@@ -178,21 +178,27 @@ class ShmTransport final : public Transport {
       return (cause.isOk() ? st : cause).withContext("shm setup");
     }
     out->clear();
-    int directPairs = 0;
+    int cmaPairs = 0;
     for (size_t i = 0; i < peers.size(); ++i) {
       std::byte* base = static_cast<std::byte*>(maps[i]->address);
       bool low = ctx.rank < peers[i];
       Fifo lowToHigh(base, fifoBytes, false), highToLow(base + one, fifoBytes, false);
       int pid = (*ctx.peers)[peers[i]].pid;
-      const bool direct = ctx.settings->directTransfersOn() && ctx.settings->shmCma && probe(i)->verdict[0] == 1 &&
-                          probe(i)->verdict[1] == 1;
-      directPairs += direct ? 1 : 0;
-      out->push_back(std::make_unique<FifoConnection>(
-          maps[i], low ? lowToHigh : highToLow, low ? highToLow : lowToHigh, peers[i], pid, "shm",
-          direct ? FifoConnection::Direct::kCrossMemoryAttach : FifoConnection::Direct::kNone));
+      // Shareable blocks can always be read in place (this pair's file was opened the same way); other memory
+      // only by cross-memory attach, when it is asked for and works both ways.
+      const bool cma = ctx.settings->shmCma && probe(i)->verdict[0] == 1 && probe(i)->verdict[1] == 1;
+      using Direct = FifoConnection::Direct;
+      const Direct direct = !ctx.settings->directTransfersOn() ? Direct::kNone
+                            : cma                              ? Direct::kSharedBlocksAndCrossMemoryAttach
+                                                               : Direct::kSharedBlocks;
+      cmaPairs += cma ? 1 : 0;
+      out->push_back(std::make_unique<FifoConnection>(maps[i], low ? lowToHigh : highToLow, low ? highToLow : lowToHigh,
+                                                      peers[i], pid, "shm", direct));
     }
-    CHORUS_INFO(kTransport, "shm: connected to %zu peers (%d with single-copy reads), %zu-byte FIFOs", peers.size(),
-                directPairs, fifoBytes);
+    CHORUS_INFO(kTransport,
+                "shm: connected to %zu peers (%d with single-copy reads of any buffer, by cross-memory attach), "
+                "%zu-byte FIFOs",
+                peers.size(), cmaPairs, fifoBytes);
     return Status::ok();
   }
 };
@@ -202,7 +208,8 @@ class ShmTransport final : public Transport {
 CHORUS_REGISTER_TRANSPORT(
     shm, {.name = "shm",
           .preference = 1,
-          .description = "processes of one host: FIFOs in shared memory (memfd), direct reads by cross-memory attach",
+          .description = "processes of one host: FIFOs in shared memory (memfd); large transfers read in place from "
+                         "buffers of ncclMemAlloc, and from any buffer by cross-memory attach with CHORUS_SHM_CMA=1",
           .open =
               [](const Settings&, std::unique_ptr<Transport>* out, std::string*) {
                 *out = std::make_unique<ShmTransport>();

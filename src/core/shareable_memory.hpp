@@ -1,0 +1,33 @@
+// Host memory that the other processes of this host can map: each block is a memfd of its own, mapped shared. A
+// rank that sends from such a block lets its peers read the bytes in place (the shm transport maps the block once
+// per peer), so a large transfer between processes is one copy, with no staging FIFO and no system call. On host
+// memory, ncclMemAlloc hands these blocks out, as NCCL's ncclMemAlloc hands out memory it can register.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "chorus/status.hpp"
+
+namespace chorus {
+
+/// One block: `fd` is this process's descriptor of its memfd, which a peer opens through /proc/<pid>/fd.
+struct ShareableBlock {
+  uint64_t id = 0;  // unique in this process's life, so a peer never takes a new block for a freed one
+  int fd = -1;
+  const std::byte* base = nullptr;
+  size_t bytes = 0;
+};
+
+/// The memfd name of every block, which a peer checks before it maps one.
+inline constexpr const char* kShareableName = "chorus-buffer";
+
+/// `bytes` (rounded up to pages) of zeroed shareable memory, reserved now, so running out of memory fails here.
+Status allocateShareable(size_t bytes, void** out);
+/// Releases a block from allocateShareable (peers that mapped it keep their mapping until they drop it); false
+/// when `p` is not the start of one.
+bool freeShareable(void* p);
+/// The block that holds all of [p, p + bytes); false when none does.
+bool findShareable(const void* p, size_t bytes, ShareableBlock* out);
+
+}  // namespace chorus
