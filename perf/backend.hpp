@@ -50,6 +50,10 @@ class Backend {
   virtual char* allocateDevice(size_t g, size_t bytes) { return nullptr; }
   virtual void freeDevice(char* p) {}
   virtual void copy(void* dst, const void* src, size_t bytes) {}
+  /// Host memory from the library's own allocator (-R; ncclMemAlloc for an NCCL), and its release; null where the
+  /// library has none, and the driver then uses plain pages.
+  virtual char* allocateRegistered(size_t bytes) { return nullptr; }
+  virtual void freeRegistered(char* p) {}
   /// Waits until every launched call completed (device calls return once enqueued on their streams).
   virtual void synchronize() {}
 };

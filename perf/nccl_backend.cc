@@ -61,6 +61,11 @@ class NcclBackend final : public Backend {
     return static_cast<char*>(p);
   }
   void freeDevice(char* p) override { (void)gpu::freeDevice(p); }
+  char* allocateRegistered(size_t bytes) override {
+    void* p = nullptr;
+    return gpu::available() || ncclMemAlloc(&p, bytes) != ncclSuccess ? nullptr : static_cast<char*>(p);
+  }
+  void freeRegistered(char* p) override { ncclMemFree(p); }
   void copy(void* dst, const void* src, size_t bytes) override { cudaCheck(gpu::copyMemory(dst, src, bytes)); }
   void synchronize() override {
     for (size_t g = 0; g < streams_.size(); ++g) {

@@ -84,7 +84,9 @@ void printUsage(const char* program) {
       "\t[--host_memory <0/1> 1: host buffers, 0: device buffers] (default: device buffers where a GPU is)\n"
       "\t[--cold_buffers <0/1> 1: each timed iteration uses the next send/recv pair of a pool twice the last-level\n"
       "\t                      cache, so no call finds its buffers in cache (host memory)] (default 0)\n"
-      "\t[-p -y -G -R -x -D -V -M: GPU options, accepted and ignored on host memory]\n"
+      "\t[-R,--local_register <0/1/2> 1, 2: host buffers from the library's allocator (chorus: ncclMemAlloc's\n"
+      "\t                      shareable memory, which peers on the host read in place)] (default 0)\n"
+      "\t[-p -y -G -x -D -V -M: GPU options, accepted and ignored on host memory]\n"
       "\t[--version]\n"
       "\t[-h,--help]\n"
       "Examples:\n"
@@ -239,8 +241,10 @@ int parseOptions(int argc, char** argv, Options* o) {
         break;
       case 'p':
       case 'y':
-      case 'G':
       case 'R':
+        o->registered = toInt(optarg);
+        break;
+      case 'G':
       case 'x':
       case 'D':
       case 'V':

@@ -33,6 +33,7 @@ struct Options {
   int perIterSkip = 0;            // -K: leave the first K iterations out of the -I summary
   std::vector<std::string> args;  // the command line as given, for the JSON report
   int hostMemory = -1;            // --host_memory: 1 host buffers, 0 device buffers, -1 device where a GPU is
+  int registered = 0;             // -R: 1 or 2 = host buffers from the library's allocator (ncclMemAlloc)
   int coldBuffers = 0;            // --cold_buffers: 1 = each timed iteration on the next buffers of a pool past the LLC
   int nprocs = 0;                 // --nprocs: fork this many local processes
   bool nprocsGiven = false;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,10 +70,10 @@ class Runner {
 
   ~Runner() {
     for (auto& r : ranks_) {
-      free(r.send);
-      free(r.recv);
+      release(r.send);
+      release(r.recv);
       free(r.expected);
-      free(r.pool);
+      release(r.pool);
       if (r.deviceSend) backend_.freeDevice(r.deviceSend);
       if (r.deviceRecv) backend_.freeDevice(r.deviceRecv);
     }
@@ -82,6 +83,10 @@ class Runner {
     report_.startTime = timestampNow();
     printDevices();
     allocate();
+    if (printer_ && opt_.registered) {
+      printf(registered_.empty() ? "# -R: this library has no host allocator here: plain host buffers\n#\n"
+                                 : "# -R: send and receive buffers from the library's allocator (ncclMemAlloc)\n#\n");
+    }
     if (printer_ && opt_.coldBuffers) {
       if (poolBytes_)
         printf(
@@ -161,20 +166,26 @@ class Runner {
     }
     const size_t pad = 8 * static_cast<size_t>(opt_.unalign) + 64;
     auto page = [](size_t bytes) { return static_cast<char*>(aligned_alloc(4096, pageRound(bytes))); };
+    // What the calls read and write: with -R, the library's own host memory where it has some.
+    auto callBuffer = [&](size_t bytes) {
+      char* p = opt_.registered ? backend_.allocateRegistered(pageRound(bytes)) : nullptr;
+      if (p) registered_.insert(p);
+      return p ? p : page(bytes);
+    };
     bufferBytes_ = maxElems + pad;
     for (int rank : backend_.localRanks()) {
       RankBuffers r;
       r.rank = rank;
       r.device = backend_.device(ranks_.size());
-      r.send = page(maxElems + pad);
-      r.recv = page(maxElems + pad);
+      r.send = callBuffer(maxElems + pad);
+      r.recv = callBuffer(maxElems + pad);
       r.expected = page(maxRecv + pad);
       memset(r.send, 0, maxElems + pad);
       memset(r.recv, 0, maxElems + pad);
       if (opt_.coldBuffers && r.device < 0) {
         // At least two pairs of the largest size, so that consecutive calls never share buffers.
         poolBytes_ = std::max(2 * lastLevelCacheBytes(), 4 * pageRound(bufferBytes_));
-        r.pool = page(poolBytes_);
+        r.pool = callBuffer(poolBytes_);
         memset(r.pool, 0, poolBytes_);  // its pages exist before the timing
       }
       if (r.device >= 0) {
@@ -185,6 +196,13 @@ class Runner {
       }
       ranks_.push_back(r);
     }
+  }
+
+  void release(char* p) {
+    if (registered_.erase(p))
+      backend_.freeRegistered(p);
+    else
+      free(p);
   }
 
   // Host pointers `p` into `r`'s send and recv buffers, moved to the same places in buffers at `send` and `recv`.
@@ -476,8 +494,9 @@ class Runner {
   bool printer_;
   int nranks_;
   std::vector<RankBuffers> ranks_;
-  size_t bufferBytes_ = 0;  // of each send and recv buffer
-  size_t poolBytes_ = 0;    // of each rank's --cold_buffers pool (0: none)
+  size_t bufferBytes_ = 0;      // of each send and recv buffer
+  std::set<char*> registered_;  // buffers from Backend::allocateRegistered
+  size_t poolBytes_ = 0;        // of each rank's --cold_buffers pool (0: none)
   std::vector<Pointers> ptrs_;
   uint64_t seed_ = 1000;
   double bwSum_ = 0;

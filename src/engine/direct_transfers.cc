@@ -192,7 +192,8 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
       w.directDone += n;
       *moved = *moved || n > 0;
     } else {
-      if (q.bounce.size() < kBounce) q.bounce.resize(kBounce);
+      if (!q.bounce) q.bounce.reset(static_cast<std::byte*>(aligned_alloc(4096, kBounce)));
+      if (!q.bounce) return systemError("out of memory for a " + std::to_string(kBounce) + "-byte bounce buffer");
       // tcp delivers a transfer in parts: reduce what arrived in runs of kReduceRun, so the reduction overlaps the
       // rest of the piece's arrival instead of waiting for all of it.
       constexpr size_t kReduceRun = 32 << 10;
@@ -201,7 +202,7 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
         const size_t pieceEnd = std::min(pieceStart + kBounce, static_cast<size_t>(d.bytes));
         size_t n = 0;
         if (w.directDone < pieceEnd) {
-          CHORUS_TRY(q.direct->read(q.bounce.data() + (w.directDone - pieceStart), region, d.offset + w.directDone,
+          CHORUS_TRY(q.direct->read(q.bounce.get() + (w.directDone - pieceStart), region, d.offset + w.directDone,
                                     pieceEnd - w.directDone, &n));
           w.directDone += n;
           *moved = *moved || n > 0;
@@ -211,7 +212,7 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
         run -= run % w.elemSize;
         if (run == 0 || (!pieceArrived && run < kReduceRun)) break;
         w.reduce(w.dst + w.wire + w.directReduced, w.src + w.wire + w.directReduced,
-                 q.bounce.data() + (w.directReduced - pieceStart), run / w.elemSize);
+                 q.bounce.get() + (w.directReduced - pieceStart), run / w.elemSize);
         w.directReduced += run;
         if (!pieceArrived) break;  // the socket had no more for now
       }
