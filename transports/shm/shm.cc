@@ -44,7 +44,7 @@ std::string segmentName(uint64_t comm, int low, int high) {
 // the address of its probe word, reads the other's through process_vm_readv and records whether that worked.
 struct PairProbe {
   uint64_t address[2];               // [0] lower rank, [1] higher rank
-  std::atomic<uint32_t> verdict[2];  // 1: this side can read the other's memory
+  std::atomic<uint32_t> verdict[2];  // 1: this side can read the other's memory, and CHORUS_SHM_CMA asks it to
 };
 constexpr uint64_t kProbeMagic = 0x63686f7275734d41ull;  // "chorusMA"
 const volatile uint64_t gProbeWord = kProbeMagic;
@@ -153,7 +153,7 @@ class ShmTransport final : public Transport {
         st = openPeerSegment(peers[i], pid, fdText, segmentName(ctx.commHash, peers[i], ctx.rank), bytes, &maps[i]);
       if (!st.isOk()) break;
       probe(i)->address[1] = probeAddress();
-      probe(i)->verdict[1] = canReadPeer(pid, probe(i)->address[0]) ? 1 : 0;
+      probe(i)->verdict[1] = ctx.settings->shmCma && canReadPeer(pid, probe(i)->address[0]) ? 1 : 0;
       st = bs.set(pairTag(peers[i], ctx.rank) + "/mapped", "1");
     }
     // 3. As the lower rank: once the peer mapped it, the descriptor is no longer needed.
@@ -162,7 +162,8 @@ class ShmTransport final : public Transport {
       std::string ignored;
       if (st.isOk()) st = bs.get(pairTag(ctx.rank, peers[i]) + "/mapped", &ignored);
       if (!st.isOk()) continue;
-      probe(i)->verdict[0] = canReadPeer((*ctx.peers)[peers[i]].pid, probe(i)->address[1]) ? 1 : 0;
+      probe(i)->verdict[0] =
+          ctx.settings->shmCma && canReadPeer((*ctx.peers)[peers[i]].pid, probe(i)->address[1]) ? 1 : 0;
       st = bs.set(pairTag(ctx.rank, peers[i]) + "/verdict", "1");
     }
     for (int& fd : files)
@@ -185,8 +186,9 @@ class ShmTransport final : public Transport {
       Fifo lowToHigh(base, fifoBytes, false), highToLow(base + one, fifoBytes, false);
       int pid = (*ctx.peers)[peers[i]].pid;
       // Shareable blocks can always be read in place (this pair's file was opened the same way); other memory
-      // only by cross-memory attach, when it is asked for and works both ways.
-      const bool cma = ctx.settings->shmCma && probe(i)->verdict[0] == 1 && probe(i)->verdict[1] == 1;
+      // only by cross-memory attach, when both sides ask for it and it works both ways (both read the verdicts, so
+      // they agree even where CHORUS_SHM_CMA differs between them).
+      const bool cma = probe(i)->verdict[0] == 1 && probe(i)->verdict[1] == 1;
       using Direct = FifoConnection::Direct;
       const Direct direct = !ctx.settings->directTransfersOn() ? Direct::kNone
                             : cma                              ? Direct::kSharedBlocksAndCrossMemoryAttach
