@@ -40,21 +40,30 @@ struct RemoteRegion {
   std::shared_ptr<void> imported;
 };
 
+/// Peer bytes that are one struct of plain values, byte for byte.
+template <typename T>
+std::vector<std::byte> plainPeerBytes(const T& value) {
+  std::vector<std::byte> out(sizeof(T));
+  memcpy(out.data(), &value, sizeof(T));
+  return out;
+}
+/// False when `peerBytes` cannot be a T (another size: the peer made another kind of region, or sent garbage).
+template <typename T>
+bool fromPlainPeerBytes(const std::vector<std::byte>& peerBytes, T* out) {
+  if (peerBytes.size() != sizeof(T)) return false;
+  memcpy(out, peerBytes.data(), sizeof(T));
+  return true;
+}
+
 /// Peer bytes made of plain values, for transports whose regions are an address range (CMA, in-process).
 struct AddressRange {
   uint64_t base = 0;
   uint64_t bytes = 0;
 
-  std::vector<std::byte> encode() const {
-    std::vector<std::byte> out(sizeof(*this));
-    memcpy(out.data(), this, sizeof(*this));
-    return out;
-  }
+  std::vector<std::byte> encode() const { return plainPeerBytes(*this); }
   /// False when `peerBytes` is not an address range (the peer runs another transport or sent garbage).
   static bool decode(const std::vector<std::byte>& peerBytes, AddressRange* out) {
-    if (peerBytes.size() != sizeof(AddressRange)) return false;
-    memcpy(out, peerBytes.data(), sizeof(AddressRange));
-    return true;
+    return fromPlainPeerBytes(peerBytes, out);
   }
   /// True when [offset, offset + n) lies inside the range.
   bool holds(uint64_t offset, uint64_t n) const { return offset <= bytes && n <= bytes - offset; }

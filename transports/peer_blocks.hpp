@@ -5,12 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "chorus/status.hpp"
 #include "core/shareable_memory.hpp"
+#include "transports/memory.hpp"
 
 namespace chorus::transport {
 
@@ -33,16 +33,11 @@ struct BlockRange {
     r.fd = block.fd;
     return r;
   }
-  std::vector<std::byte> encode() const {
-    std::vector<std::byte> out(sizeof(*this));
-    memcpy(out.data(), this, sizeof(*this));
-    return out;
-  }
+  std::vector<std::byte> encode() const { return plainPeerBytes(*this); }
   /// False when `peerBytes` is not a block range.
   static bool decode(const std::vector<std::byte>& peerBytes, BlockRange* out) {
-    if (peerBytes.size() != sizeof(BlockRange)) return false;
-    memcpy(out, peerBytes.data(), sizeof(BlockRange));
-    return out->magic == kMagic && out->offset <= out->blockBytes && out->bytes <= out->blockBytes - out->offset;
+    return fromPlainPeerBytes(peerBytes, out) && out->magic == kMagic && out->offset <= out->blockBytes &&
+           out->bytes <= out->blockBytes - out->offset;
   }
 };
 
