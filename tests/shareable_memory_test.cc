@@ -110,7 +110,9 @@ TEST(FifoConnectionRegistrations, NameTheBlockOrTheStreamAndGoStaleWhenTheBuffer
   EXPECT_FALSE(direct->current(*r)) << "the block is gone";
   void* q = nullptr;
   ASSERT_TRUE(allocateShareable(1 << 16, &q).isOk());
-  if (q == p) EXPECT_FALSE(direct->current(*r)) << "another block at the same address";
+  if (q == p) {
+    EXPECT_FALSE(direct->current(*r)) << "another block at the same address";
+  }
   EXPECT_TRUE(freeShareable(q));
 }
 
