@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "transports/peer_memfd.hpp"
+
 namespace chorus::transport {
 
 PeerBlocks::~PeerBlocks() {
@@ -34,22 +36,14 @@ Status PeerBlocks::map(const BlockRange& range, const Mapped** out) {
     mapped_.erase(mapped_.begin());
   }
   const std::string whose = "rank " + std::to_string(peerRank_) + "'s buffer ";
-  const std::string path = "/proc/" + std::to_string(peerPid_) + "/fd/" + std::to_string(range.fd);
-  char target[256] = {0};
-  const ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
-  if (n < 0) return remoteError("cannot open " + whose + path + ": " + strerror(errno) + " (is it alive?)");
-  if (std::string(target, static_cast<size_t>(n)).rfind(std::string("/memfd:") + kShareableName + " ", 0) != 0)
-    return remoteError(path + " is not " + whose + "(a buffer freed during the call?)");
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return systemError("cannot open " + whose + path + ": " + strerror(errno));
-  struct stat info {};
-  void* address = MAP_FAILED;
-  if (fstat(fd, &info) == 0 && static_cast<uint64_t>(info.st_size) == range.blockBytes)
-    address = mmap(nullptr, range.blockBytes, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+  int fd = -1;
+  CHORUS_TRY(
+      openPeerMemfd(peerPid_, static_cast<long>(range.fd), kShareableName, range.blockBytes, O_RDONLY, whose, &fd));
+  void* address = mmap(nullptr, range.blockBytes, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
   const int err = errno;
   close(fd);
   if (address == MAP_FAILED)
-    return remoteError("cannot map " + whose + path + " (" + std::to_string(range.blockBytes) +
+    return remoteError("cannot map " + whose + kShareableName + " (" + std::to_string(range.blockBytes) +
                        " bytes): " + strerror(err));
   mapped_.push_back({range.blockId, range.fd, static_cast<const std::byte*>(address), range.blockBytes});
   *out = &mapped_.back();

@@ -21,6 +21,7 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "transports/fifo_connection.hpp"
+#include "transports/peer_memfd.hpp"
 #include "transports/registry.hpp"
 
 namespace chorus::transport {
@@ -100,18 +101,9 @@ Status openPeerSegment(int peer, int pid, const std::string& fdText, const std::
   if (fdText.empty() || *end != '\0' || errno != 0 || peerFd < 0 || peerFd > INT_MAX)
     return remoteError("shm: rank " + std::to_string(peer) + " published '" + fdText.substr(0, 32) +
                        "', not a descriptor number");
-  const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(peerFd);
-  char target[256] = {0};
-  ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
-  if (n < 0) return remoteError("shm: cannot open " + whose + path + ": " + strerror(errno) + " (is it alive?)");
-  if (std::string(target, static_cast<size_t>(n)).rfind("/memfd:" + name + " ", 0) != 0)
-    return remoteError("shm: " + path + " is not " + whose + name);
-  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return systemError("shm: cannot open " + whose + path + ": " + strerror(errno));
-  struct stat info {};
-  Status st = fstat(fd, &info) == 0 && static_cast<size_t>(info.st_size) == bytes
-                  ? mapFile(fd, bytes, name, out)
-                  : remoteError("shm: " + whose + name + " does not have the agreed size");
+  int fd = -1;
+  CHORUS_TRY(openPeerMemfd(pid, peerFd, name, bytes, O_RDWR, whose, &fd).withContext("shm"));
+  Status st = mapFile(fd, bytes, name, out);
   close(fd);
   return st;
 }
