@@ -50,9 +50,10 @@ TEST(PeerBlocks, ReadsInPlaceAndReadsTheNewBlockBehindAReusedDescriptor) {
   ASSERT_TRUE(BlockRange::decode(range.encode(), &decoded));
   EXPECT_EQ(decoded.offset, 4096u);
   std::vector<unsigned char> out(100);
-  ASSERT_TRUE(peer.read(out.data(), decoded, 50, out.size()).isOk());
+  ASSERT_TRUE(peer.read(out.data(), decoded, 50, out.size(), Stores::kCached).isOk());
   EXPECT_EQ(out[0], 0x11);
-  EXPECT_FALSE(peer.read(out.data(), decoded, 8192 - 10, out.size()).isOk()) << "past the region's end";
+  EXPECT_FALSE(peer.read(out.data(), decoded, 8192 - 10, out.size(), Stores::kCached).isOk())
+      << "past the region's end";
   // Freed, and the same size again: most often the same descriptor number (and address) with new contents.
   ASSERT_TRUE(freeShareable(first));
   void* second = nullptr;
@@ -61,7 +62,7 @@ TEST(PeerBlocks, ReadsInPlaceAndReadsTheNewBlockBehindAReusedDescriptor) {
   ShareableBlock again;
   ASSERT_TRUE(findShareable(second, 1 << 20, &again));
   EXPECT_NE(again.id, block.id);
-  ASSERT_TRUE(peer.read(out.data(), BlockRange::of(again, second, 1 << 20), 0, out.size()).isOk());
+  ASSERT_TRUE(peer.read(out.data(), BlockRange::of(again, second, 1 << 20), 0, out.size(), Stores::kStreaming).isOk());
   EXPECT_EQ(out[0], 0x22);
   EXPECT_TRUE(freeShareable(second));
   // Garbage peer bytes are no block range.
@@ -77,7 +78,7 @@ TEST(PeerBlocks, ADescriptorThatIsNoBlockIsRefused) {
   range.bytes = 4096;
   range.fd = STDIN_FILENO;
   std::vector<unsigned char> out(16);
-  const Status st = peer.read(out.data(), range, 0, out.size());
+  const Status st = peer.read(out.data(), range, 0, out.size(), Stores::kCached);
   ASSERT_FALSE(st.isOk());
   EXPECT_NE(st.message().find("rank 1's buffer"), std::string::npos) << st.message();
 }

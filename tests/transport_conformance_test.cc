@@ -254,7 +254,8 @@ TEST_P(TransportConformance, ManyConnectionsAtOnce) {
 // A direct transfer as the engine runs one: the sender registers its whole buffer, posts `bytes` at `offset` in it
 // and sends the region's peer bytes on the stream (length first); the receiver reads the bytes outside the stream
 // through that region, then takes the announcement.
-::testing::AssertionResult directTransfer(Connection* from, Connection* to, size_t bytes, int seed, size_t offset = 0) {
+::testing::AssertionResult directTransfer(Connection* from, Connection* to, size_t bytes, int seed, size_t offset = 0,
+                                          transport::Stores stores = transport::Stores::kCached) {
   DirectTransfers* sender = from->directTransfers();
   DirectTransfers* receiver = to->directTransfers();
   if (!sender || !receiver) return ::testing::AssertionFailure() << "only one side offers direct transfers";
@@ -295,7 +296,7 @@ TEST_P(TransportConformance, ManyConnectionsAtOnce) {
     }
     if (done < bytes) {
       size_t n = 0;
-      Status st = receiver->read(target.data() + done, remote, offset + done, bytes - done, &n);
+      Status st = receiver->read(target.data() + done, remote, offset + done, bytes - done, stores, &n);
       if (!st.isOk()) return ::testing::AssertionFailure() << "read: " << st.message();
       done += n;
     }
@@ -309,9 +310,12 @@ TEST_P(TransportConformance, DirectTransfersInBothDirections) {
   connectPair();
   if (HasFatalFailure()) return;
   if (!a_->directTransfers()) GTEST_SKIP() << GetParam() << " makes no direct transfers";
-  for (size_t bytes : {size_t{1}, size_t{4097}, size_t{(8 << 20) + 3}}) {
-    EXPECT_TRUE(directTransfer(a_, b_, bytes, 1)) << bytes << " bytes from rank 0 to 1";
-    EXPECT_TRUE(directTransfer(b_, a_, bytes, 2)) << bytes << " bytes from rank 1 to 0";
+  for (auto stores : {transport::Stores::kCached, transport::Stores::kStreaming}) {
+    const char* how = stores == transport::Stores::kCached ? "" : ", streaming stores";
+    for (size_t bytes : {size_t{1}, size_t{4097}, size_t{(8 << 20) + 3}}) {
+      EXPECT_TRUE(directTransfer(a_, b_, bytes, 1, 0, stores)) << bytes << " bytes from rank 0 to 1" << how;
+      EXPECT_TRUE(directTransfer(b_, a_, bytes, 2, 0, stores)) << bytes << " bytes from rank 1 to 0" << how;
+    }
   }
 }
 
@@ -320,8 +324,10 @@ TEST_P(TransportConformance, DirectTransfersReadAtAnOffsetOfTheirRegion) {
   connectPair();
   if (HasFatalFailure()) return;
   if (!a_->directTransfers()) GTEST_SKIP() << GetParam() << " makes no direct transfers";
-  for (size_t offset : {size_t{1}, size_t{4096}, size_t{(1 << 20) + 17}})
+  for (size_t offset : {size_t{1}, size_t{4096}, size_t{(1 << 20) + 17}}) {
     EXPECT_TRUE(directTransfer(a_, b_, 65537, 3, offset)) << "offset " << offset;
+    EXPECT_TRUE(directTransfer(a_, b_, 65537, 3, offset, transport::Stores::kStreaming)) << "offset " << offset;
+  }
 }
 
 // A descriptor naming bytes outside the region the peer announced (a corrupt stream, or a peer running other code)
@@ -337,13 +343,13 @@ TEST_P(TransportConformance, ARangeOutsideTheAnnouncedRegionIsRefused) {
   RemoteRegion remote{region->peerBytes, nullptr};
   for (auto [offset, bytes] : {std::pair<size_t, size_t>{1000, 25}, {1025, 1}, {0, 4096}}) {
     size_t done = 0;
-    Status st = b_->directTransfers()->read(target.data(), remote, offset, bytes, &done);
+    Status st = b_->directTransfers()->read(target.data(), remote, offset, bytes, transport::Stores::kCached, &done);
     EXPECT_FALSE(st.isOk()) << bytes << " bytes at " << offset << " of a 1024-byte region";
     EXPECT_EQ(done, 0u);
   }
   RemoteRegion garbage{std::vector<std::byte>(3), nullptr};
   size_t done = 0;
-  EXPECT_FALSE(b_->directTransfers()->read(target.data(), garbage, 0, 1, &done).isOk());
+  EXPECT_FALSE(b_->directTransfers()->read(target.data(), garbage, 0, 1, transport::Stores::kCached, &done).isOk());
 }
 
 // What a closing peer sent before it closed stays readable; then its end is seen. (The receiver makes progress

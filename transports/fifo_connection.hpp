@@ -85,9 +85,9 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   uint64_t post(const Registration&, size_t, size_t bytes) override { return directPosted_ += bytes; }
   uint64_t acked() override { return out_.directAcked(); }
   // Memory is always there to read: every call moves all `bytes`.
-  Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* moved) override {
+  Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, Stores stores, size_t* moved) override {
     if (BlockRange block; direct_ != Direct::kSameProcess && BlockRange::decode(region.peerBytes, &block)) {
-      CHORUS_TRY(peerBlocks_.read(dst, block, offset, bytes));
+      CHORUS_TRY(peerBlocks_.read(dst, block, offset, bytes, stores));
       in_.ackDirect(bytes);
       *moved += bytes;
       return Status::ok();
@@ -100,7 +100,7 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
     }
     const uint64_t address = range.base + offset;
     if (direct_ == Direct::kSameProcess) {
-      memcpy(dst, reinterpret_cast<const void*>(address), bytes);
+      copyWith(stores, dst, reinterpret_cast<const void*>(address), bytes);
     } else {
       // Cross-memory attach: one copy from the peer process, by the kernel (process_vm_readv).
       size_t done = 0;

@@ -11,8 +11,21 @@
 #include <vector>
 
 #include "chorus/status.hpp"
+#include "kernels/copy.hpp"
 
 namespace chorus::transport {
+
+/// How a receiver's copy treats the caches. A large step's bytes are not read again soon: streaming stores put them
+/// in memory without first bringing each line into the cache, a third less memory traffic for a copy.
+enum class Stores { kCached, kStreaming };
+
+inline void copyWith(Stores stores, void* dst, const void* src, size_t bytes) {
+  if (stores == Stores::kStreaming) {
+    kernels::streamingCopy(dst, src, bytes);
+  } else {
+    memcpy(dst, src, bytes);
+  }
+}
 
 /// Where an operation's buffers live. Only host memory exists today; device memory comes with GPU buffers.
 enum class MemoryType : uint8_t { kHost = 0, kDevice = 1 };

@@ -50,14 +50,14 @@ Status PeerBlocks::map(const BlockRange& range, const Mapped** out) {
   return Status::ok();
 }
 
-Status PeerBlocks::read(void* dst, const BlockRange& range, size_t offset, size_t bytes) {
+Status PeerBlocks::read(void* dst, const BlockRange& range, size_t offset, size_t bytes, Stores stores) {
   if (offset > range.bytes || bytes > range.bytes - offset) {
     return internalError("rank " + std::to_string(peerRank_) + " named " + std::to_string(bytes) + " bytes at offset " +
                          std::to_string(offset) + " of a region of " + std::to_string(range.bytes));
   }
   const Mapped* m = nullptr;
   CHORUS_TRY(map(range, &m));
-  memcpy(dst, m->address + range.offset + offset, bytes);
+  copyWith(stores, dst, m->address + range.offset + offset, bytes);
   return Status::ok();
 }
 

@@ -52,7 +52,7 @@ class PeerBlocks {
   PeerBlocks& operator=(const PeerBlocks&) = delete;
 
   /// Copies `bytes` at `offset` of the region `range` into `dst`.
-  Status read(void* dst, const BlockRange& range, size_t offset, size_t bytes);
+  Status read(void* dst, const BlockRange& range, size_t offset, size_t bytes, Stores stores);
 
  private:
   static constexpr size_t kMaxBlocks = 16;

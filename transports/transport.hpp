@@ -71,7 +71,8 @@ class DirectTransfers {
   virtual uint64_t acked() = 0;
   /// Receiver: moves up to `bytes` at `offset` of the peer's `region` into `dst` without waiting, and adds the
   /// bytes moved to *done. Called again with the rest until all arrived. An offset outside the region is an error.
-  virtual Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* done) = 0;
+  /// `stores` is a hint for transports whose CPU copies the bytes.
+  virtual Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, Stores stores, size_t* done) = 0;
   /// Bytes per step from which a direct transfer beats the byte stream on this connection (both sides must answer
   /// alike); CHORUS_DIRECT_THRESHOLD overrides it for every connection.
   virtual size_t threshold() const { return size_t{256} << 10; }

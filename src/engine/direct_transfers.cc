@@ -187,8 +187,8 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
     // A transfer may arrive in parts (tcp): w.directDone counts the bytes of this descriptor already taken.
     if (w.kind == StepKind::kRecv) {
       size_t n = 0;
-      CHORUS_TRY(
-          q.direct->read(w.dst + w.wire + w.directDone, region, d.offset + w.directDone, d.bytes - w.directDone, &n));
+      CHORUS_TRY(q.direct->read(w.dst + w.wire + w.directDone, region, d.offset + w.directDone, d.bytes - w.directDone,
+                                storesFor(w.bytes), &n));
       w.directDone += n;
       *moved = *moved || n > 0;
     } else {
@@ -203,7 +203,7 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
         size_t n = 0;
         if (w.directDone < pieceEnd) {
           CHORUS_TRY(q.direct->read(q.bounce.get() + (w.directDone - pieceStart), region, d.offset + w.directDone,
-                                    pieceEnd - w.directDone, &n));
+                                    pieceEnd - w.directDone, transport::Stores::kCached, &n));
           w.directDone += n;
           *moved = *moved || n > 0;
         }
@@ -223,6 +223,8 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
     w.directDone = 0;
     w.directReduced = 0;
     *moved = true;
+    // One descriptor per round: the steps that forward these bytes (a ring's next send) post them meanwhile.
+    break;
   }
   if (w.wire == w.bytes) finish(w);
   return Status::ok();

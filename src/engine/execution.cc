@@ -40,12 +40,6 @@ constexpr size_t kPiece = 256 << 10;
 // Largest step that goes through a connection's small-message channel (a reduction stages it on the stack).
 constexpr size_t kSmallBuffer = 4096;
 
-// Received and copied steps at least this large are written with streaming stores: they are larger than a core's
-// cache share and read again only by the caller, later (measured on 2 ranks at 64 MiB: AllGather
-// 6.1-6.3 GB/s bus bandwidth instead of 5.0, Broadcast 11.2-11.7 instead of 7.3-10.0). Smaller steps stay in the
-// 32 MiB L3 (2-rank AllGather of 8 MiB: 306-327 µs with 8 MiB here, 394-400 µs with 4 MiB; 16 MiB is slower).
-constexpr size_t kStreamingThreshold = 8 << 20;
-
 bool isSend(StepKind k) { return k == StepKind::kSend || k == StepKind::kSendSize; }
 bool isRecv(StepKind k) { return k == StepKind::kRecv || k == StepKind::kRecvReduce || k == StepKind::kRecvSize; }
 
@@ -75,7 +69,7 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
     q.announceOut.clear();
     q.announceIn.clear();
     q.announceOutWire = 0;
-    q.nextSend = q.nextRecv = 0;
+    q.nextSend = q.nextPost = q.nextRecv = 0;
     q.sendFlow = q.recvFlow = 0;
     q.headerOutPending = q.headerInPending = q.headerPackedOut = q.headerPackedIn = false;
   }
@@ -279,7 +273,7 @@ void Execution::rewind(uint64_t sequence) {
   }
   drained_ = true;
   for (auto& [peer, q] : peers_) {
-    q.nextSend = q.nextRecv = 0;
+    q.nextSend = q.nextPost = q.nextRecv = 0;
     q.regionsOut.clear();  // the registrations stay with the steps (w.region)
     q.regionsIn.clear();
     q.announceOut.clear();
@@ -517,11 +511,7 @@ Status Execution::advanceRecv(Work& w, PeerQueues& q, bool* moved) {
     if (w.wire < w.bytes) {
       const size_t useful = std::min(n, w.bytes - w.wire);
       if (w.kind == StepKind::kRecv) {
-        if (w.bytes >= kStreamingThreshold) {
-          kernels::streamingCopy(w.dst + w.wire, data.data(), useful);
-        } else {
-          memcpy(w.dst + w.wire, data.data(), useful);
-        }
+        transport::copyWith(storesFor(w.bytes), w.dst + w.wire, data.data(), useful);
       } else {
         w.reduce(w.dst + w.wire, w.src + w.wire, data.data(), useful / w.elemSize);
       }
@@ -563,12 +553,7 @@ Status Execution::advance(bool* moved) {
     const bool owing = !q.owedHeaders.empty();  // nothing of this call comes in before the owed headers
     if (q.headerInPending && !owing) CHORUS_TRY(receiveHeader(peer, q, moved));
     if (q.headerOutPending) CHORUS_TRY(sendHeader(q, moved));
-    while (!q.headerOutPending && q.nextSend < q.sends.size()) {
-      Work& w = work_[q.sends[q.nextSend]];
-      CHORUS_TRY(advanceSend(w, q, moved));
-      if (!w.complete) break;
-      ++q.nextSend;
-    }
+    if (!q.headerOutPending) CHORUS_TRY(advanceSends(q, moved));
     while (!owing && !q.headerInPending && q.nextRecv < q.recvs.size()) {
       Work& w = work_[q.recvs[q.nextRecv]];
       CHORUS_TRY(advanceRecv(w, q, moved));
@@ -579,6 +564,27 @@ Status Execution::advance(bool* moved) {
   if (remaining_ == 0 && headersPending_ == 0 && !drained_) {
     drained_ = true;
     for (auto& [peer, q] : peers_) drained_ = drained_ && q.connection->sendDrained();
+  }
+  return Status::ok();
+}
+
+// Sends complete in stream order, but a direct send that posted all its descriptors only waits for the peer to
+// read them: the sends behind it go on meanwhile. Otherwise a ring's next step, which forwards what this rank is
+// still reducing, would reach the peer only once the peer finished reading this step, and the two ranks' copies of
+// a 2-rank AllReduce's all-gather ran one after the other instead of at once.
+Status Execution::advanceSends(PeerQueues& q, bool* moved) {
+  while (q.nextPost < q.sends.size()) {
+    Work& w = work_[q.sends[q.nextPost]];
+    CHORUS_TRY(advanceSend(w, q, moved));
+    if (!w.complete && !awaitsAck(w)) break;
+    ++q.nextPost;
+  }
+  for (; q.nextSend < q.nextPost; ++q.nextSend) {
+    Work& w = work_[q.sends[q.nextSend]];
+    if (w.complete) continue;
+    if (q.direct->acked() < w.ackTarget) break;
+    finish(w);
+    *moved = true;
   }
   return Status::ok();
 }

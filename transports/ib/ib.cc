@@ -284,7 +284,7 @@ class IbConnection final : public StagedStreams, public DirectTransfers {
   // The receiver pulls the bytes: posting only counts them.
   uint64_t post(const Registration&, size_t, size_t bytes) override { return directPosted_ += bytes; }
   uint64_t acked() override { return directAcked_; }
-  Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* done) override {
+  Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, Stores, size_t* done) override {
     Device::RemoteBuffer buffer{};
     if (region.peerBytes.size() != sizeof(buffer)) return badRegion(offset, bytes);
     memcpy(&buffer, region.peerBytes.data(), sizeof(buffer));

@@ -86,7 +86,7 @@ class TcpConnection final : public StagedStreams, public DirectTransfers {
     return directPosted_ += bytes;
   }
   uint64_t acked() override { return directSent_; }
-  Status read(void* dst, RemoteRegion&, size_t, size_t bytes, size_t* done) override {
+  Status read(void* dst, RemoteRegion&, size_t, size_t bytes, Stores, size_t* done) override {
     auto* to = static_cast<std::byte*>(dst);
     size_t got = 0;
     while (got < bytes && bulkReadable_) {

@@ -113,7 +113,7 @@ Status TaggedTransfers::progress() {
   return sendFailure_ == UCS_OK ? Status::ok() : fail("direct send", sendFailure_);
 }
 
-Status TaggedTransfers::read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* done) {
+Status TaggedTransfers::read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, Stores, size_t* done) {
   AddressRange range;
   if (!AddressRange::decode(region.peerBytes, &range) || !range.holds(offset, bytes)) {
     return internalError("ucx: rank " + std::to_string(peerRank_) + " named " + std::to_string(bytes) +

@@ -47,7 +47,7 @@ class TaggedTransfers final : public DirectTransfers {
                         std::shared_ptr<const Registration>* out) override;
   uint64_t post(const Registration& region, size_t offset, size_t bytes) override;
   uint64_t acked() override;
-  Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, size_t* done) override;
+  Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, Stores, size_t* done) override;
 
  private:
   struct Arrival {
