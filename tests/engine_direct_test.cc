@@ -40,9 +40,9 @@ struct Pair {
   std::unique_ptr<FifoConnection> toOne, toZero;
 };
 
-Plan sends(int count) {
+Plan sends(int count, size_t step = kStep) {
   Plan p;
-  for (int i = 0; i < count; ++i) p.add({StepKind::kSend, 1, {BufferKind::kSend, i * kStep}, {}, kStep});
+  for (int i = 0; i < count; ++i) p.add({StepKind::kSend, 1, {BufferKind::kSend, i * step}, {}, step});
   return p;
 }
 
@@ -75,26 +75,26 @@ TEST(EngineDirect, TheNextSendDoesNotWaitForThePreviousOnesAcknowledgement) {
 
 // Rank 0 sends three blocks; rank 1 reduces the first into its own, then forwards the sum back, and receives the
 // third: the pacing above must leave every byte exact.
-TEST(EngineDirect, ForwardedReductionsStayExact) {
+void forwardReduction(size_t step) {
   Pair pair;
-  const size_t n = kStep / sizeof(int32_t);
+  const size_t n = step / sizeof(int32_t);
   std::vector<int32_t> send0(3 * n), recv0(n, -1), send1(n), recv1(2 * n, -1);
   std::iota(send0.begin(), send0.end(), 0);
   std::iota(send1.begin(), send1.end(), 1000);
-  Plan p0 = sends(3);
-  p0.add({StepKind::kRecv, 1, {}, {BufferKind::kRecv, 0}, kStep});
+  Plan p0 = sends(3, step);
+  p0.add({StepKind::kRecv, 1, {}, {BufferKind::kRecv, 0}, step});
   Plan p1;
-  const int reduced = p1.add({StepKind::kRecvReduce, 0, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, kStep});
-  p1.add({StepKind::kRecv, 0, {}, {BufferKind::kRecv, kStep}, kStep});
-  p1.add({StepKind::kRecv, 0, {}, {BufferKind::kRecv, kStep}, kStep});
-  p1.add({StepKind::kSend, 0, {BufferKind::kRecv, 0}, {}, kStep, reduced});
+  const int reduced = p1.add({StepKind::kRecvReduce, 0, {BufferKind::kSend, 0}, {BufferKind::kRecv, 0}, step});
+  p1.add({StepKind::kRecv, 0, {}, {BufferKind::kRecv, step}, step});
+  p1.add({StepKind::kRecv, 0, {}, {BufferKind::kRecv, step}, step});
+  p1.add({StepKind::kSend, 0, {BufferKind::kRecv, 0}, {}, step, reduced});
   auto e0 = pair.execution(0), e1 = pair.execution(1);
   const auto sum = kernels::reduceFunction(DataType::kInt32, RedOpKind::kSum);
   e0->reset("test", 1);
   e0->append(p0, {send0.data(), recv0.data(), nullptr, sum, sizeof(int32_t)});
   e1->reset("test", 1);
   e1->append(p1, {send1.data(), recv1.data(), nullptr, sum, sizeof(int32_t)});
-  for (int round = 0; round < 100000 && !(e0->done() && e1->done()); ++round) {
+  for (int round = 0; round < 1000000 && !(e0->done() && e1->done()); ++round) {
     bool moved = false;
     ASSERT_TRUE(e0->advance(&moved).isOk());
     ASSERT_TRUE(e1->advance(&moved).isOk());
@@ -105,6 +105,15 @@ TEST(EngineDirect, ForwardedReductionsStayExact) {
     ASSERT_EQ(recv0[i], recv1[i]) << i;
     ASSERT_EQ(recv1[n + i], send0[2 * n + i]) << i;
   }
+}
+
+TEST(EngineDirect, ForwardedReductionsStayExact) { forwardReduction(kStep); }
+
+// From 8 MiB a step's bytes are stored past the caches, a reduction's through its bounce buffer; an odd number of
+// elements leaves a tail.
+TEST(EngineDirect, LargeStepsStoredPastTheCachesStayExact) {
+  ASSERT_GE(size_t{(8 << 20) + 12}, kStreamingThreshold);
+  forwardReduction((8 << 20) + 12);
 }
 
 }  // namespace

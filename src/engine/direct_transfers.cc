@@ -5,6 +5,7 @@
 
 #include "engine/execution.hpp"
 #include "engine/wire.hpp"
+#include "kernels/copy.hpp"
 
 namespace chorus::engine {
 
@@ -211,8 +212,17 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
         size_t run = w.directDone - w.directReduced;
         run -= run % w.elemSize;
         if (run == 0 || (!pieceArrived && run < kReduceRun)) break;
-        w.reduce(w.dst + w.wire + w.directReduced, w.src + w.wire + w.directReduced,
-                 q.bounce.get() + (w.directReduced - pieceStart), run / w.elemSize);
+        std::byte* staged = q.bounce.get() + (w.directReduced - pieceStart);
+        std::byte* out = w.dst + w.wire + w.directReduced;
+        const std::byte* own = w.src + w.wire + w.directReduced;
+        // A large step out of place: reduce into the bounce buffer, which is in cache, and stream the sum out, so
+        // the output's lines are not read from memory first (2-rank AllReduce of 64 MiB: 8.8-9.0 ms, was 9.6-10.1).
+        if (out != own && storesFor(w.bytes) == transport::Stores::kStreaming) {
+          w.reduce(staged, own, staged, run / w.elemSize);
+          kernels::streamingCopy(out, staged, run);
+        } else {
+          w.reduce(out, own, staged, run / w.elemSize);
+        }
         w.directReduced += run;
         if (!pieceArrived) break;  // the socket had no more for now
       }
