@@ -154,10 +154,13 @@ inline int addInputCopy(Plan& p, size_t bytes) {
 
 /// Appends the steps that fold the n ranks' contributions into `result` in rank order (rank 0's first), so every
 /// rank computes the same bits whatever order they arrive in. This rank's own contribution is `mine`, ready after
-/// step `own`; every other rank's arrives from that rank. Returns the last step.
+/// step `own`; every other rank's arrives from that rank. Returns the last step. In place, `result` may be where
+/// `own` copied `mine` from: the first write into it waits until that copy has finished.
 inline int addRankOrderFold(Plan& p, int n, int r, Slice mine, Slice result, size_t bytes, int own) {
-  int last =
-      r == 0 ? p.add({StepKind::kCopy, -1, mine, result, bytes, own}) : p.add({StepKind::kRecv, 0, {}, result, bytes});
+  Step first{StepKind::kRecv, 0, {}, result, bytes};
+  if (r == 0) first = {StepKind::kCopy, -1, mine, result, bytes, own};
+  first.after = own;
+  int last = p.add(first);
   for (int k = 1; k < n; ++k) {
     if (k == r)
       last = p.add({StepKind::kReduceLocal, -1, mine, result, bytes, last});

@@ -90,6 +90,9 @@ class Execution {
   void setTimeoutSeconds(double seconds) { timeoutSeconds_ = seconds; }
   double timeoutSeconds() const { return timeoutSeconds_; }
   int rank() const { return rank_; }
+  /// Local steps of at least this many bytes run after the peers' steps in each round, smaller ones before
+  /// (advanceLocals). Plans must not depend on either order: the plan simulator runs every local step last.
+  void setLargeLocal(size_t bytes) { largeLocal_ = bytes; }
 
  private:
   static constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -172,6 +175,8 @@ class Execution {
   /// Whether a send has put all it will on the stream and waits only for the peer's acknowledgement.
   static bool awaitsAck(const Work& w) { return w.direct && !w.streamed && !w.complete && w.wire == w.bytes; }
   Status advanceSends(PeerQueues& q, bool* moved);
+  /// Runs the local steps (copies, local reductions) whose inputs are ready, the small or the large ones.
+  void advanceLocals(bool large, bool* moved);
   void finish(Work& w);
   PeerQueues& queues(int peer);
   /// Marks a header due on every stream this call uses (sign() and rewind()).
@@ -202,6 +207,7 @@ class Execution {
   bool traceSteps_ = false;  // CHORUS_DEBUG=TRACE with ENGINE: one line per finished step
   bool drained_ = true;
   int64_t spinIterations_ = 0;
+  size_t largeLocal_ = 64 << 10;
   double timeoutSeconds_ = 0;
   int64_t directThreshold_ = -1;  // CHORUS_DIRECT_THRESHOLD; -1: each connection's own
   bool checkCalls_ = true;        // CHORUS_CHECK_CALLS
