@@ -156,6 +156,30 @@ TEST(ProcessCollectivesDirect, ShareableBuffersAreReadInPlace) {
   unsetenv("CHORUS_DIRECT_THRESHOLD");
 }
 
+// Steps from 8 MiB read in place from a peer's shareable block: copies store past the caches, and reductions out of
+// place sum through the bounce buffer in 256 KiB pieces and stream the sums out. Steps of 8 MiB and 12 bytes leave
+// a tail in every piece's last cache line.
+TEST(ProcessCollectivesDirect, LargeStepsReadInPlaceStayExact) {
+  auto results = runProcesses(2, "shm", [](Communicator& comm) -> std::string {
+    const size_t step = (size_t{8} << 20) + 12;
+    for (algo::CollType coll : {algo::CollType::kAllReduce, algo::CollType::kReduceScatter}) {
+      for (bool inPlace : {false, true}) {
+        ShareableHome home;
+        Case c;
+        c.coll = coll;
+        c.type = DataType::kInt32;
+        c.op = RedOp::sum();
+        c.inPlace = inPlace;
+        c.count = (coll == algo::CollType::kAllReduce ? 2 * step : step) / sizeof(int32_t);
+        std::string error = runCase(comm, c, &home);
+        if (!error.empty()) return error;
+      }
+    }
+    return peerBlocksMapped() == 0 ? "no peer's shareable block was mapped: nothing was read in place" : "";
+  });
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
+}
+
 // Direct transfers over tcp (the bytes on a socket of their own, straight from the sender's buffer) from 4 KiB on.
 TEST(ProcessCollectivesDirect, TcpDirectTransfersGiveTheSameResults) {
   setenv("CHORUS_DIRECT_THRESHOLD", "4096", 1);

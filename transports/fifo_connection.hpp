@@ -119,6 +119,13 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
     *moved += bytes;
     return Status::ok();
   }
+  Status view(RemoteRegion& region, size_t offset, size_t bytes, const std::byte** out) override {
+    *out = nullptr;
+    BlockRange block;
+    if (direct_ == Direct::kSameProcess || !BlockRange::decode(region.peerBytes, &block)) return Status::ok();
+    return peerBlocks_.view(block, offset, bytes, out);
+  }
+  void viewed(size_t bytes) override { in_.ackDirect(bytes); }
   bool peerClosed() override { return in_.closed() || out_.closed(); }
   Status checkPeer() override {
     if (peerPid_ > 0 && !processAlive(peerPid_)) {

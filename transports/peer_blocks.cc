@@ -50,14 +50,21 @@ Status PeerBlocks::map(const BlockRange& range, const Mapped** out) {
   return Status::ok();
 }
 
-Status PeerBlocks::read(void* dst, const BlockRange& range, size_t offset, size_t bytes, Stores stores) {
+Status PeerBlocks::view(const BlockRange& range, size_t offset, size_t bytes, const std::byte** out) {
   if (offset > range.bytes || bytes > range.bytes - offset) {
     return internalError("rank " + std::to_string(peerRank_) + " named " + std::to_string(bytes) + " bytes at offset " +
                          std::to_string(offset) + " of a region of " + std::to_string(range.bytes));
   }
   const Mapped* m = nullptr;
   CHORUS_TRY(map(range, &m));
-  copyWith(stores, dst, m->address + range.offset + offset, bytes);
+  *out = m->address + range.offset + offset;
+  return Status::ok();
+}
+
+Status PeerBlocks::read(void* dst, const BlockRange& range, size_t offset, size_t bytes, Stores stores) {
+  const std::byte* bytesThere = nullptr;
+  CHORUS_TRY(view(range, offset, bytes, &bytesThere));
+  copyWith(stores, dst, bytesThere, bytes);
   return Status::ok();
 }
 

@@ -53,6 +53,8 @@ class PeerBlocks {
 
   /// Copies `bytes` at `offset` of the region `range` into `dst`.
   Status read(void* dst, const BlockRange& range, size_t offset, size_t bytes, Stores stores);
+  /// The `bytes` at `offset` of the region `range`, mapped here; valid until the next call.
+  Status view(const BlockRange& range, size_t offset, size_t bytes, const std::byte** out);
 
  private:
   static constexpr size_t kMaxBlocks = 16;

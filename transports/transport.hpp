@@ -73,6 +73,14 @@ class DirectTransfers {
   /// bytes moved to *done. Called again with the rest until all arrived. An offset outside the region is an error.
   /// `stores` is a hint for transports whose CPU copies the bytes.
   virtual Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, Stores stores, size_t* done) = 0;
+  /// Receiver, where the peer's memory is mapped here (shm's shareable blocks): sets *out to the `bytes` at `offset`
+  /// of `region`, to be read in place until the next call on this connection, and viewed() tells the sender once
+  /// they were read. *out stays null where the bytes must be copied by read().
+  virtual Status view(RemoteRegion&, size_t, size_t, const std::byte** out) {
+    *out = nullptr;
+    return Status::ok();
+  }
+  virtual void viewed(size_t) {}
   /// Bytes per step from which a direct transfer beats the byte stream on this connection (both sides must answer
   /// alike); CHORUS_DIRECT_THRESHOLD overrides it for every connection.
   virtual size_t threshold() const { return size_t{256} << 10; }
