@@ -86,44 +86,29 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   uint64_t acked() override { return out_.directAcked(); }
   // Memory is always there to read: every call moves all `bytes`.
   Status read(void* dst, RemoteRegion& region, size_t offset, size_t bytes, Stores stores, size_t* moved) override {
-    if (BlockRange block; direct_ != Direct::kSameProcess && BlockRange::decode(region.peerBytes, &block)) {
-      CHORUS_TRY(peerBlocks_.read(dst, block, offset, bytes, stores));
-      in_.ackDirect(bytes);
-      *moved += bytes;
-      return Status::ok();
-    }
-    AddressRange range;
-    if (direct_ == Direct::kSharedBlocks || !AddressRange::decode(region.peerBytes, &range) ||
-        !range.holds(offset, bytes)) {
-      return internalError("rank " + std::to_string(peerRank_) + " named " + std::to_string(bytes) +
-                           " bytes at offset " + std::to_string(offset) + " of a region it did not register");
-    }
-    const uint64_t address = range.base + offset;
-    if (direct_ == Direct::kSameProcess) {
-      copyWith(stores, dst, reinterpret_cast<const void*>(address), bytes);
+    const std::byte* reachable = nullptr;
+    CHORUS_TRY(view(region, offset, bytes, &reachable));
+    if (reachable) {
+      copyWith(stores, dst, reachable, bytes);
     } else {
-      // Cross-memory attach: one copy from the peer process, by the kernel (process_vm_readv).
-      size_t done = 0;
-      while (done < bytes) {
-        iovec local{static_cast<char*>(dst) + done, bytes - done};
-        iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
-        ssize_t n = process_vm_readv(peerPid_, &local, 1, &remote, 1, 0);
-        if (n <= 0) {
-          return remoteError("reading " + std::to_string(bytes) + " bytes from rank " + std::to_string(peerRank_) +
-                             " (pid " + std::to_string(peerPid_) + "): " + strerror(errno));
-        }
-        done += static_cast<size_t>(n);
-      }
+      CHORUS_TRY(readAcrossProcesses(dst, region, offset, bytes));
     }
     in_.ackDirect(bytes);
     *moved += bytes;
     return Status::ok();
   }
+  // The bytes this process reaches by address: a peer's shareable block, mapped here, or a rank of this process's
+  // buffer itself. Other regions are read by cross-memory attach (read()).
   Status view(RemoteRegion& region, size_t offset, size_t bytes, const std::byte** out) override {
     *out = nullptr;
-    BlockRange block;
-    if (direct_ == Direct::kSameProcess || !BlockRange::decode(region.peerBytes, &block)) return Status::ok();
-    return peerBlocks_.view(block, offset, bytes, out);
+    if (BlockRange block; direct_ != Direct::kSameProcess && BlockRange::decode(region.peerBytes, &block))
+      return peerBlocks_.view(block, offset, bytes, out);
+    if (direct_ != Direct::kSameProcess) return Status::ok();
+    AddressRange range;
+    if (!AddressRange::decode(region.peerBytes, &range) || !range.holds(offset, bytes))
+      return unregistered(offset, bytes);
+    *out = reinterpret_cast<const std::byte*>(range.base + offset);
+    return Status::ok();
   }
   void viewed(size_t bytes) override { in_.ackDirect(bytes); }
   bool peerClosed() override { return in_.closed() || out_.closed(); }
@@ -157,6 +142,31 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   const char* transportName() const override { return name_; }
 
  private:
+  Status unregistered(size_t offset, size_t bytes) const {
+    return internalError("rank " + std::to_string(peerRank_) + " named " + std::to_string(bytes) + " bytes at offset " +
+                         std::to_string(offset) + " of a region it did not register");
+  }
+  // Cross-memory attach: one copy from the peer process, by the kernel (process_vm_readv).
+  Status readAcrossProcesses(void* dst, const RemoteRegion& region, size_t offset, size_t bytes) const {
+    AddressRange range;
+    if (direct_ != Direct::kSharedBlocksAndCrossMemoryAttach || !AddressRange::decode(region.peerBytes, &range) ||
+        !range.holds(offset, bytes))
+      return unregistered(offset, bytes);
+    const uint64_t address = range.base + offset;
+    size_t done = 0;
+    while (done < bytes) {
+      iovec local{static_cast<char*>(dst) + done, bytes - done};
+      iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
+      ssize_t n = process_vm_readv(peerPid_, &local, 1, &remote, 1, 0);
+      if (n <= 0) {
+        return remoteError("reading " + std::to_string(bytes) + " bytes from rank " + std::to_string(peerRank_) +
+                           " (pid " + std::to_string(peerPid_) + "): " + strerror(errno));
+      }
+      done += static_cast<size_t>(n);
+    }
+    return Status::ok();
+  }
+
   std::shared_ptr<void> owner_;
   Fifo out_;
   Fifo in_;
