@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the GPU bundle (gpu_bundle.sh) on a machine with a GPU and prints a summary; full outputs go to $OUT (or
 # ./gpu-results). Parts: tests | copy | perf (default: all three).
-#   tests: device_collectives_test, every collective x type x op on device memory, 1-4 ranks on the GPUs here
+#   tests: device_collectives_test, every collective x type x op on device memory, 1-4 ranks on the GPUs here; one
+#          test at a time, each stopped after 150 s
 #   copy:  the GPU's copy bandwidth (the roofline)
 #   perf:  all_reduce_perf and all_gather_perf on device memory, 2 and 4 ranks, 8 B to 1 GiB, on the GPU path over
 #          the ranks' device memory (and which path the ranks took, from their INIT log line)
-#   threads: the same with the ranks as threads of one process (-t), and as one thread driving two communicators in
-#          groups (-g 2): on the GPU path where each rank has a GPU of its own, staged where they share one
+#   threads: the same, 8 B to 256 MiB, with the ranks as threads of one process (-t), and as one thread driving two
+#          communicators in groups (-g 2): on the GPU path where each rank has a GPU of its own, staged where they
+#          share one
 #   staged: all_reduce_perf at 2 ranks staged through host memory (CHORUS_GPU_PEER_MEMORY=0), for comparison
 #   sweep: all_reduce_perf at 2 ranks with other one-shot limits (CHORUS_GPU_ONE_SHOT) and slot sizes (CHORUS_GPU_SLOT)
 #   small: all_reduce_perf and all_gather_perf at 2 and 4 ranks, 8 B to 4 MiB, each call one kernel (the default) and
@@ -29,8 +31,33 @@ nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,nohea
 for part in "${parts[@]}"; do
   case $part in
     tests)
-      timeout 210 "$here/bin/device_collectives_test" --gtest_brief=1 >"$out/tests.txt" 2>&1 || status=1
-      echo "== tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests.txt" | tr '\n' ' ')"
+      # One test at a time, each with its own limit, so that a hang names its test and the others still run.
+      : >"$out/tests.txt"
+      passed=0 failed=()
+      suite=""
+      while IFS= read -r line; do
+        case $line in
+          [A-Za-z]*.) suite=$line ;;
+          "  "*) name=${line#  }
+            name=${name%% *}
+            t0=$(date +%s)
+            timeout 150 "$here/bin/device_collectives_test" --gtest_filter="$suite$name" >"$out/test.txt" 2>&1
+            rc=$?
+            cat "$out/test.txt" >>"$out/tests.txt"
+            if [ $rc -ne 0 ]; then
+              status=1
+              verdict="FAILED ($([ $rc -eq 124 ] && echo "timed out after 150 s" || echo "exit $rc"))"
+              failed+=("$suite$name")
+            elif grep -q '^\[  SKIPPED \]' "$out/test.txt"; then
+              verdict="skipped: $(grep -m1 -o 'no CUDA device.*' "$out/test.txt")"
+            else
+              verdict=passed
+              passed=$((passed + 1))
+            fi
+            echo "   $suite$name: $verdict, $(($(date +%s) - t0)) s" ;;
+        esac
+      done < <("$here/bin/device_collectives_test" --gtest_list_tests)
+      echo "== tests: $passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}"
       grep -E '^\[  FAILED  \]|rank [0-9]+:' "$out/tests.txt" | head -20
       ;;
     copy)
@@ -55,7 +82,7 @@ for part in "${parts[@]}"; do
       for ranks in "-t 2" "-t 4" "-g 2"; do
         for tool in all_reduce all_gather; do
           log=$out/${tool}_perf_${ranks// /}.txt
-          timeout 45 "$here/bin/${tool}_perf" $ranks -b 8 -e 1G -f 4 -n 20 -w 5 -c 1 >"$log" 2>&1 || status=1
+          timeout 60 "$here/bin/${tool}_perf" $ranks -b 8 -e 256M -f 4 -n 20 -w 5 -c 1 >"$log" 2>&1 || status=1
           echo "== ${tool}_perf, $ranks in one process, device memory: size B, out-of-place time us, busbw GB/s; $(grep -E 'Out of bounds' "$log")"
           awk '!/^#/ && NF > 8 {printf "   %12s  %10s  %8s\n", $1, $6, $8}' "$log"
         done

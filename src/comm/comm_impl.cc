@@ -326,6 +326,12 @@ TrafficCounters CommImpl::counters() const {
   return t;
 }
 
+bool CommImpl::sharesProcess() const {
+  for (int r = 0; r < static_cast<int>(peers_.size()); ++r)
+    if (r != rank_ && peers_[r].processToken == peers_[rank_].processToken) return true;
+  return false;
+}
+
 std::string CommImpl::transportNames() const {
   std::set<std::string> names;
   for (int r = 0; r < static_cast<int>(connections_.size()); ++r)

@@ -78,6 +78,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   TrafficCounters counters() const;
   /// The transports of this rank's connections to other ranks, sorted and joined by '+' ("shm", "loopback+tcp").
   std::string transportNames() const;
+  /// True when another rank of this communicator lives in this process (threads, or a thread driving several ranks).
+  bool sharesProcess() const;
   void resetCounters();
   std::vector<CallMetrics> metrics() const { return metrics_.read(); }
   /// The name of this communicator in flight records and metrics: its hash, in hex (the same on every rank).

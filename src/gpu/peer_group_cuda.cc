@@ -120,7 +120,7 @@ struct SetupInfo {
   uint64_t process = 0;  // bootstrap::processToken(): ranks of one process use each other's pointers as they are
   uint64_t address = 0;  // the memory, in its own process
   int32_t device = -1;
-  int32_t ready = 0;  // this rank has its memory and its handle
+  int32_t ready = 0;  // this rank can take part (in the second exchange: it has its memory and its handle)
   cudaIpcMemHandle_t handle{};
   char whyNot[160] = {};  // when not ready
 };
@@ -165,6 +165,8 @@ class PeerGroup {
   Status map(const SetupInfo& peer, int q);
   /// Collective: whether `mine` holds on every rank.
   Status allAgree(bool mine, bool* everyone, const char* what);
+  Status exchange(const SetupInfo& mine, std::vector<SetupInfo>* all, const char* what);
+  std::string refusal(const std::vector<SetupInfo>& all) const;
   /// Collective: turns the one-kernel calls off unless the ranks' kernels run at once.
   Status checkKernelsRunTogether(const std::vector<SetupInfo>& all);
   /// Microseconds a barrier takes as an empty one-kernel step, on the group's own stream.
@@ -223,7 +225,6 @@ class PeerGroup {
 
 Status PeerGroup::prepareOwnMemory(SetupInfo* mine) {
   if (!batchMemOp()) return invalidUsage("the CUDA driver has no cuStreamBatchMemOp");
-  mine->device = device_;
   CHORUS_CUDA_TRY(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
   void* p = nullptr;
   CHORUS_CUDA_TRY(cudaMalloc(&p, kHeaderBytes + 2 * limits_.slotBytes),
@@ -238,38 +239,24 @@ Status PeerGroup::prepareOwnMemory(SetupInfo* mine) {
   CHORUS_CUDA_TRY(cudaStreamSynchronize(side_), "the stream memory operations' check");
   CHORUS_CUDA_TRY(cudaIpcGetMemHandle(&mine->handle, own_), "cudaIpcGetMemHandle");
   mine->address = reinterpret_cast<uintptr_t>(own_);
-  mine->ready = 1;
   return Status::ok();
 }
 
-Status PeerGroup::setUp(std::string* why) {
-  DeviceScope onDevice(device_);
-  SetupInfo mine;
-  mine.machine = std::hash<std::string>()(bootstrap::machineId());
-  mine.process = bootstrap::processToken();
-  if (n_ > kMaxRanks) {
-    snprintf(mine.whyNot, sizeof(mine.whyNot), "more than %d ranks", kMaxRanks);
-  } else if (Status st = prepareOwnMemory(&mine); !st.isOk()) {
-    snprintf(mine.whyNot, sizeof(mine.whyNot), "rank %d: %s", rank_, st.message().c_str());
-  }
-  std::vector<SetupInfo> all(n_);
+Status PeerGroup::exchange(const SetupInfo& mine, std::vector<SetupInfo>* all, const char* what) {
   Operation gather;
   gather.type = algo::CollType::kAllGather;
   gather.send = &mine;
-  gather.recv = all.data();
+  gather.recv = all->data();
   gather.count = sizeof(SetupInfo);
   gather.dtype = DataType::kUint8;
-  CHORUS_TRY(comm_.execute(gather).withContext("setting up the device path (exchanging memory handles)"));
+  return comm_.execute(gather).withContext(std::string("setting up the device path (") + what + ")");
+}
 
+// Why the ranks' calls cannot run over each other's device memory, from where they are; empty where they can.
+std::string PeerGroup::refusal(const std::vector<SetupInfo>& all) const {
   for (const SetupInfo& info : all) {
-    if (!info.ready) {
-      *why = info.whyNot;
-      return Status::ok();
-    }
-    if (info.machine != mine.machine) {
-      *why = "the ranks are on more than one host";
-      return Status::ok();
-    }
+    if (!info.ready) return info.whyNot;
+    if (info.machine != all[rank_].machine) return "the ranks are on more than one host";
   }
   // Ranks of one process on one device share its hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default), and a
   // queue runs its streams' work in order: one rank's stream waiting at a barrier could hold back the very work of
@@ -277,10 +264,41 @@ Status PeerGroup::setUp(std::string* why) {
   for (int a = 0; a < n_; ++a)
     for (int b = a + 1; b < n_; ++b)
       if (all[a].process == all[b].process && all[a].device == all[b].device) {
-        *why = "ranks " + std::to_string(a) + " and " + std::to_string(b) + " are threads of one process on device " +
+        return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " are threads of one process on device " +
                std::to_string(all[a].device) + ", where one rank's waiting stream could hold back the other's";
-        return Status::ok();
       }
+  return "";
+}
+
+Status PeerGroup::setUp(std::string* why) {
+  DeviceScope onDevice(device_);
+  // First where the ranks are, so that ranks refused the path allocate nothing: freeing device memory waits for the
+  // device's other work, which for threads of one process may be a peer's stream held back until this rank's call.
+  SetupInfo mine;
+  mine.machine = std::hash<std::string>()(bootstrap::machineId());
+  mine.process = bootstrap::processToken();
+  mine.device = device_;
+  mine.ready = 1;
+  if (n_ > kMaxRanks) {
+    mine.ready = 0;
+    snprintf(mine.whyNot, sizeof(mine.whyNot), "more than %d ranks", kMaxRanks);
+  }
+  std::vector<SetupInfo> all(n_);
+  CHORUS_TRY(exchange(mine, &all, "exchanging where the ranks are"));
+  *why = refusal(all);
+  if (!why->empty()) return Status::ok();
+
+  if (Status st = prepareOwnMemory(&mine); !st.isOk()) {
+    mine.ready = 0;
+    snprintf(mine.whyNot, sizeof(mine.whyNot), "rank %d: %s", rank_, st.message().c_str());
+  }
+  CHORUS_TRY(exchange(mine, &all, "exchanging memory handles"));
+  for (const SetupInfo& info : all) {
+    if (!info.ready) {
+      *why = info.whyNot;
+      return Status::ok();
+    }
+  }
   // Map every peer's memory; whether each rank could is agreed on, so all ranks take the same path.
   base_.assign(n_, nullptr);
   base_[rank_] = own_;
@@ -694,6 +712,37 @@ Status preparePeerMemory(CommImpl& comm, const std::vector<Operation>& ops, bool
   return Status::ok();
 }
 
+namespace {
+
+// Prepares the communicators of a group's calls. Their set-ups are collectives among each communicator's ranks, so
+// where one thread drives several ranks of a communicator (a group over several devices), they run at once, a
+// thread each: one after the other, the first would wait for a rank that the same thread has yet to set up.
+Status prepareAll(const std::vector<CommCalls>& calls, std::vector<bool>* usable) {
+  std::vector<const CommCalls*> fresh;
+  for (const CommCalls& c : calls)
+    if (!c.comm->peerMemory()) fresh.push_back(&c);
+  if (fresh.size() > 1) {
+    std::vector<Status> results(fresh.size());
+    std::vector<std::thread> setUps;
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      setUps.emplace_back([&, i] {
+        bool ignored = false;
+        results[i] = preparePeerMemory(*fresh[i]->comm, fresh[i]->ops, &ignored);
+      });
+    }
+    for (std::thread& t : setUps) t.join();
+    for (const Status& st : results) CHORUS_TRY(st);
+  }
+  for (size_t i = 0; i < calls.size(); ++i) {
+    bool u = false;
+    CHORUS_TRY(preparePeerMemory(*calls[i].comm, calls[i].ops, &u));  // set up above, or now
+    (*usable)[i] = u;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status runOnPeerMemory(const std::vector<CommCalls>& calls, std::vector<bool>* ran) {
   ran->assign(calls.size(), false);
   // Each communicator's calls in order; the communicators' steps interleaved, one step of each in turn.
@@ -703,11 +752,11 @@ Status runOnPeerMemory(const std::vector<CommCalls>& calls, std::vector<bool>* r
     size_t op = 0;
     PeerCall current;
   };
+  std::vector<bool> usable(calls.size(), false);
+  CHORUS_TRY(prepareAll(calls, &usable));
   std::vector<Queue> queues;
   for (size_t i = 0; i < calls.size(); ++i) {
-    bool usable = false;
-    CHORUS_TRY(preparePeerMemory(*calls[i].comm, calls[i].ops, &usable));
-    if (!usable) continue;
+    if (!usable[i]) continue;
     (*ran)[i] = true;
     Queue q{static_cast<PeerMemory*>(calls[i].comm->peerMemory().get())->group.get(), &calls[i], 0, {}};
     CHORUS_TRY(q.group->begin(calls[i].ops.front(), static_cast<cudaStream_t>(calls[i].stream), &q.current));

@@ -38,7 +38,15 @@ Status join(cudaStream_t waiter, cudaStream_t on) {
   return r == cudaSuccess ? Status::ok() : cudaError(r, "joining a group's streams");
 }
 
-Status enqueueOnOneStream(CommImpl& comm, const std::vector<Operation>& ops, cudaStream_t stream);
+// A staged call between its two halves on the stream: its inputs copied to staging, its host call submitted.
+struct StagedCall {
+  Request call;
+  StagingPlan plan;
+  std::shared_ptr<std::byte> staging;
+  cudaStream_t stream = nullptr;
+};
+Status stageIn(CommImpl& comm, const std::vector<Operation>& ops, cudaStream_t stream, StagedCall* out);
+Status stageOut(StagedCall& staged, bool streamWaits);
 
 // A call captured into a CUDA graph would replay with what was fixed when it was enqueued: its barrier counts and
 // slots on the GPU path (racing its peers from the second replay on), its host-side call when staged. So it is
@@ -78,10 +86,28 @@ Status enqueueOnStreams(const std::vector<std::pair<CommImpl*, std::vector<Opera
   }
   std::vector<bool> onPeerMemory;
   CHORUS_TRY(runOnPeerMemory(onMain, &onPeerMemory));
+  // The staged calls. Where another rank of the communicator is in this process, the calling thread waits for the
+  // call rather than the stream: a stream held back until a rank of this process makes its call could hold that
+  // rank's thread inside CUDA (freeing memory, for one, waits for the device's work), and neither would move. Ranks
+  // as threads of one process on an H200 hung at their first staged call while their streams waited (2026-11-27).
+  // Every call of the group is submitted before any is waited for: one thread may drive several ranks.
+  std::vector<StagedCall> staged(calls.size());
   for (size_t i = 0; i < calls.size(); ++i) {
-    auto main = static_cast<cudaStream_t>(onMain[i].stream);
-    if (!onPeerMemory[i]) CHORUS_TRY(enqueueOnOneStream(*calls[i].first, calls[i].second, main));
-    for (cudaStream_t s : others[i]) CHORUS_TRY(join(s, main));
+    if (!onPeerMemory[i]) {
+      CHORUS_TRY(stageIn(*calls[i].first, calls[i].second, static_cast<cudaStream_t>(onMain[i].stream), &staged[i]));
+    }
+  }
+  Status failed;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (!onPeerMemory[i] && calls[i].first->sharesProcess()) {
+      Status st = staged[i].call.wait();
+      if (failed.isOk()) failed = st;
+    }
+  }
+  CHORUS_TRY(failed);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (!onPeerMemory[i]) CHORUS_TRY(stageOut(staged[i], !calls[i].first->sharesProcess()));
+    for (cudaStream_t s : others[i]) CHORUS_TRY(join(s, static_cast<cudaStream_t>(onMain[i].stream)));
   }
   return Status::ok();
 }
@@ -90,12 +116,12 @@ Status enqueueOnStream(CommImpl& comm, const std::vector<Operation>& ops) { retu
 
 namespace {
 
-Status enqueueOnOneStream(CommImpl& comm, const std::vector<Operation>& ops, cudaStream_t stream) {
-  StagingPlan plan = planStaging(ops, comm.rank(), comm.size());
-  std::shared_ptr<std::byte> staging;
-  CHORUS_TRY(stagingFor(currentDevice(), stream, plan.bytes, &staging));
-  for (const StagedCopy& c : plan.in) {
-    CHORUS_CUDA_TRY(cudaMemcpyAsync(staging.get() + c.offset, c.device, c.bytes, cudaMemcpyDefault, stream),
+Status stageIn(CommImpl& comm, const std::vector<Operation>& ops, cudaStream_t stream, StagedCall* out) {
+  out->stream = stream;
+  out->plan = planStaging(ops, comm.rank(), comm.size());
+  CHORUS_TRY(stagingFor(currentDevice(), stream, out->plan.bytes, &out->staging));
+  for (const StagedCopy& c : out->plan.in) {
+    CHORUS_CUDA_TRY(cudaMemcpyAsync(out->staging.get() + c.offset, c.device, c.bytes, cudaMemcpyDefault, stream),
                     "cudaMemcpyAsync of the inputs to staging");
   }
   cudaEvent_t inputsReady = nullptr;
@@ -106,26 +132,33 @@ Status enqueueOnOneStream(CommImpl& comm, const std::vector<Operation>& ops, cud
     return cudaError(recorded, "cudaEventRecord");
   }
   const std::atomic<bool>* aborted = comm.abortFlag();
-  Request call =
-      comm.submitOnStream(plan.rebase(staging.get()), [inputsReady, aborted, staging](std::vector<Operation>* staged) {
-        Status st = waitForEvent(inputsReady, aborted, "the call");
-        (void)cudaEventDestroy(inputsReady);
-        if (st.isOk()) readStagedScalars(staged);
-        return st;
-      });
-  auto* waiting = new Request(call);
-  cudaError_t e = cudaLaunchHostFunc(stream, waitForCall, waiting);
-  if (e != cudaSuccess) {
-    delete waiting;
-    return cudaError(e, "cudaLaunchHostFunc");
+  out->call = comm.submitOnStream(out->plan.rebase(out->staging.get()),
+                                  [inputsReady, aborted, staging = out->staging](std::vector<Operation>* staged) {
+                                    Status st = waitForEvent(inputsReady, aborted, "the call");
+                                    (void)cudaEventDestroy(inputsReady);
+                                    if (st.isOk()) readStagedScalars(staged);
+                                    return st;
+                                  });
+  return Status::ok();
+}
+
+// The results copied back once the call is done: the stream waits for it where `streamWaits`, else the caller has.
+Status stageOut(StagedCall& staged, bool streamWaits) {
+  if (streamWaits) {
+    auto* waiting = new Request(staged.call);
+    cudaError_t e = cudaLaunchHostFunc(staged.stream, waitForCall, waiting);
+    if (e != cudaSuccess) {
+      delete waiting;
+      return cudaError(e, "cudaLaunchHostFunc");
+    }
   }
-  for (const StagedCopy& c : plan.out) {
-    CHORUS_CUDA_TRY(
-        cudaMemcpyAsync(const_cast<void*>(c.device), staging.get() + c.offset, c.bytes, cudaMemcpyDefault, stream),
-        "cudaMemcpyAsync of the results from staging");
+  for (const StagedCopy& c : staged.plan.out) {
+    CHORUS_CUDA_TRY(cudaMemcpyAsync(const_cast<void*>(c.device), staged.staging.get() + c.offset, c.bytes,
+                                    cudaMemcpyDefault, staged.stream),
+                    "cudaMemcpyAsync of the results from staging");
   }
-  auto* held = new std::shared_ptr<std::byte>(std::move(staging));
-  e = cudaLaunchHostFunc(stream, releaseStaging, held);
+  auto* held = new std::shared_ptr<std::byte>(std::move(staged.staging));
+  cudaError_t e = cudaLaunchHostFunc(staged.stream, releaseStaging, held);
   if (e != cudaSuccess) {
     delete held;
     return cudaError(e, "cudaLaunchHostFunc");

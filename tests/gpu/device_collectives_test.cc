@@ -14,7 +14,10 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "chorus/stream.hpp"
 #include "gpu/runtime.hpp"
@@ -231,6 +234,93 @@ TEST(DeviceStreams, GroupOnTwoStreamsCompletesOnBoth) {
     }
     return "";
   }));
+}
+
+// Ranks that are threads of one process (communicators made in the process, each thread on device rank % devices):
+// every collective at sizes that make the staging buffers grow, so staging is allocated while a peer's stream waits
+// for its call. On one device these ranks are staged; their set-up must allocate nothing it then frees, since freeing
+// device memory waits for the device's other work, here a peer's stream that waits for this rank's call. (So the
+// test, like a program with NCCL, frees its buffers only once no rank has a call in flight.)
+TEST(DeviceStreams, RanksAsThreadsOfOneProcess) {
+  SKIP_WITHOUT_GPU();
+  expectAllPassed(runProcesses(
+      1, "",
+      [](Communicator&) -> std::string {
+        std::vector<std::unique_ptr<Communicator>> comms;
+        if (Status st = Communicator::createLocal(3, &comms); !st.isOk()) return "createLocal: " + st.message();
+        std::vector<std::string> failed(comms.size());
+        std::vector<std::vector<std::unique_ptr<DeviceHome>>> homes(comms.size());
+        std::vector<std::unique_ptr<RankStream>> streams;
+        for (size_t r = 0; r < comms.size(); ++r) streams.push_back(std::make_unique<RankStream>(static_cast<int>(r)));
+        std::vector<std::thread> threads;
+        for (size_t r = 0; r < comms.size(); ++r) {
+          threads.emplace_back([&, r] {
+            cudaSetDevice(static_cast<int>(r) % devices());
+            StreamScope scope(streams[r]->stream);
+            std::vector<Case> cases;
+            for (algo::CollType coll : testedCollectives())
+              for (size_t count : {size_t{7}, size_t{100000}, size_t{1} << 20}) {
+                Case c;
+                c.coll = coll;
+                c.count = count;
+                c.root = 1;
+                cases.push_back(c);
+              }
+            for (const Case& c : cases) {
+              homes[r].push_back(std::make_unique<DeviceHome>(streams[r]->stream));
+              failed[r] = runCase(*comms[r], c, homes[r].back().get());
+              if (!failed[r].empty()) return;
+            }
+          });
+        }
+        for (std::thread& t : threads) t.join();
+        for (size_t r = 0; r < failed.size(); ++r)
+          if (!failed[r].empty()) return "rank " + std::to_string(r) + ": " + failed[r];
+        return "";
+      },
+      120));
+}
+
+// One thread drives two ranks of one communicator in groups (nccl-tests' -g): the ranks' first call sets up both,
+// and a set-up is a collective among the ranks, so the thread must not wait for one before it starts the other.
+TEST(DeviceStreams, OneThreadDrivingTwoRanksInGroups) {
+  SKIP_WITHOUT_GPU();
+  expectAllPassed(runProcesses(
+      1, "",
+      [](Communicator&) -> std::string {
+        std::vector<std::unique_ptr<Communicator>> comms;
+        if (Status st = Communicator::createLocal(2, &comms); !st.isOk()) return "createLocal: " + st.message();
+        std::vector<std::unique_ptr<RankStream>> streams;
+        std::vector<float*> bufs(2, nullptr);
+        for (int r = 0; r < 2; ++r) streams.push_back(std::make_unique<RankStream>(r));  // sets rank r's device
+        for (size_t n : {size_t{1000}, size_t{1} << 20}) {
+          for (int r = 0; r < 2; ++r) {
+            cudaSetDevice(r % devices());
+            cudaMalloc(&bufs[r], n * sizeof(float));
+            std::vector<float> host(n, static_cast<float>(r + 1));
+            toDevice(bufs[r], host.data(), n * sizeof(float));
+          }
+          Status st = groupStart();
+          for (int r = 0; r < 2 && st.isOk(); ++r) {
+            cudaSetDevice(r % devices());
+            StreamScope scope(streams[r]->stream);
+            st = comms[r]->allReduce(bufs[r], bufs[r], n, DataType::kFloat32, RedOp::sum());
+          }
+          Status end = groupEnd();
+          if (!st.isOk() || !end.isOk()) return "group: " + st.message() + end.message();
+          for (int r = 0; r < 2; ++r) {
+            cudaSetDevice(r % devices());
+            std::vector<float> out(n);
+            cudaMemcpyAsync(out.data(), bufs[r], n * sizeof(float), cudaMemcpyDeviceToHost, streams[r]->stream);
+            cudaStreamSynchronize(streams[r]->stream);
+            cudaFree(bufs[r]);
+            if (out[0] != 3.0f || out[n - 1] != 3.0f)
+              return "rank " + std::to_string(r) + ", " + std::to_string(n) + " floats: " + std::to_string(out[0]);
+          }
+        }
+        return "";
+      },
+      120));
 }
 
 // Consecutive calls on two streams in turn: each waits for the one before (they share the communicator's flags and
