@@ -112,6 +112,15 @@ TEST(Selector, CostModelPicksTheKnownAnswers) {
   table.oversubscribedRound = 20;
   const Selector busy = selectorWith("", table, true);
   EXPECT_NE(chosen(shapeOf(CollType::kAllGather, 8, 64 << 10), busy), "ring");
+  // ... but where every rank sends to every other, all copy at once though only some run: from a few hundred KiB
+  // the direct algorithms lose to ones whose ranks take turns, and not without ranks outnumbering cores.
+  const Selector oversubscribed = selectorWith("", CostTable{}, true);
+  const algo::CollShape allGather = shapeOf(CollType::kAllGather, 4, 256 << 10);
+  EXPECT_EQ(chosen(shapeOf(CollType::kAllGather, 4, 16 << 10), oversubscribed), "direct");
+  EXPECT_NE(chosen(allGather, oversubscribed), "direct");
+  EXPECT_NE(chosen(shapeOf(CollType::kAllReduce, 4, 1 << 20), oversubscribed), "direct");
+  const algo::Algorithm& direct = *algo::findAlgorithm(CollType::kAllGather, "direct");
+  EXPECT_GT(predict(direct, allGather, oversubscribed.costs), predict(direct, allGather, free.costs));
 }
 
 TEST(TuningFile, ParsesAndRejects) {
@@ -127,6 +136,11 @@ TEST(TuningFile, ParsesAndRejects) {
   EXPECT_NE(st.message().find("line 2"), std::string::npos) << st.message();
   EXPECT_FALSE(parseTuning("warp.speed 9\n", &t).isOk());
   EXPECT_FALSE(parseTuning("inter.beta_GBps 0\n", &t).isOk());
+  ASSERT_TRUE(parseTuning("oversubscribed_pairs_factor 2\n", &t).isOk());
+  EXPECT_DOUBLE_EQ(t.oversubscribedPairs, 2);
+  ASSERT_TRUE(parseTuning(formatTuning(t), &back).isOk());
+  EXPECT_DOUBLE_EQ(back.oversubscribedPairs, 2);
+  EXPECT_FALSE(parseTuning("oversubscribed_pairs_factor 0.5\n", &t).isOk());
 }
 
 }  // namespace

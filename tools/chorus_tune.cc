@@ -221,7 +221,8 @@ int main(int argc, char** argv) {
     if (comm->rank() != 0) return 0;
     // Measured among the ranks as launched, the α already carry whatever sharing of cores the launch has.
     table.oversubscribedRound = 0;
-    notes += "# oversubscribed round: 0 (the links were measured as launched)\n";
+    table.oversubscribedPairs = 1;
+    notes += "# oversubscribed round and pairs factor: none (the links were measured as launched)\n";
   } else {
     std::string result;
     Status st = onLocalProcesses(
@@ -251,6 +252,7 @@ int main(int argc, char** argv) {
     if (!st.isOk()) return fail(st);
     table.oversubscribedRound = atof(result.c_str());
     notes += "# oversubscribed round: " + std::to_string(over) + " processes on this host's cores\n";
+    notes += "# oversubscribed pairs factor: not measured, the default\n";
     notes += "# inter: not measured (one host); run chorus-tune under a launcher across hosts for it\n";
   }
   table.reduceGBps = measureReduce();

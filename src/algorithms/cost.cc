@@ -60,6 +60,7 @@ double CostModel::allPairs(size_t bytes) const {
       }
     }
     alpha = std::max({alpha, local ? in_.intra.alpha : 0.0, remote * in_.inter.alpha});
+    rankIntra[r] *= in_.pairsFactor;
   }
   return finish(rankIntra, hostInter, alpha);
 }

@@ -22,6 +22,7 @@ struct CostInputs {
   LinkCost inter{20.0, 1.25};  // the network link of a host
   double reduceGBps = 10.0;    // one core reducing
   double roundPenalty = 0.0;   // µs more per dependent round when ranks outnumber cores (waiting for a switch)
+  double pairsFactor = 1.0;    // how much more a byte of an all-pairs round costs inside a host, same condition
 };
 
 /// The cost of rounds of messages among the ranks of a shape.

@@ -45,8 +45,10 @@ Status parseTuning(const std::string& text, CostTable* table) {
       table->reduceGBps = v;
     } else if (key == "oversubscribed_round_us") {
       table->oversubscribedRound = v;
+    } else if (key == "oversubscribed_pairs_factor" && v >= 1) {
+      table->oversubscribedPairs = v;
     } else {
-      return invalidArgument(where + ": unknown key, or a bandwidth of 0");
+      return invalidArgument(where + ": unknown key, a bandwidth of 0, or a factor under 1");
     }
   }
   return Status::ok();
@@ -56,8 +58,9 @@ std::string formatTuning(const CostTable& t) {
   char text[512];
   snprintf(text, sizeof(text),
            "intra.alpha_us %.4g\nintra.beta_GBps %.4g\ninter.alpha_us %.4g\ninter.beta_GBps %.4g\n"
-           "reduce_GBps %.4g\noversubscribed_round_us %.4g\n",
-           t.intra.alpha, t.intra.beta, t.inter.alpha, t.inter.beta, t.reduceGBps, t.oversubscribedRound);
+           "reduce_GBps %.4g\noversubscribed_round_us %.4g\noversubscribed_pairs_factor %.4g\n",
+           t.intra.alpha, t.intra.beta, t.inter.alpha, t.inter.beta, t.reduceGBps, t.oversubscribedRound,
+           t.oversubscribedPairs);
   return text;
 }
 
@@ -67,6 +70,7 @@ algo::CostInputs costInputs(const CostTable& t, bool oversubscribed) {
   in.inter = t.inter;
   in.reduceGBps = t.reduceGBps;
   in.roundPenalty = oversubscribed ? t.oversubscribedRound : 0;
+  in.pairsFactor = oversubscribed ? t.oversubscribedPairs : 1;
   return in;
 }
 

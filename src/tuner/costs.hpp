@@ -2,7 +2,8 @@
 // slowest host's network link between hosts), or the values chorus-tune measured, from CHORUS_TUNING_FILE.
 //
 // Tuning file: one "key value" per line, '#' starts a comment; keys intra.alpha_us, intra.beta_GBps,
-// inter.alpha_us, inter.beta_GBps, reduce_GBps, oversubscribed_round_us. Keys left out keep their default.
+// inter.alpha_us, inter.beta_GBps, reduce_GBps, oversubscribed_round_us, oversubscribed_pairs_factor (at least 1).
+// Keys left out keep their default.
 #pragma once
 
 #include <string>
@@ -18,6 +19,10 @@ struct CostTable {
   algo::LinkCost inter{20.0, 1.25};
   double reduceGBps = 10.0;
   double oversubscribedRound = 5.0;  // µs a dependent round costs more when a host runs more ranks than cores
+  // How much more a byte costs in a round where every rank sends to every other, same condition: all ranks copy at
+  // once though only some run, where a ring's ranks take turns. Direct against ring AllGather and AllReduce at 4
+  // ranks on 2 cores measured 1.1-1.6 (256 KiB-4 MiB, 2026-11-27).
+  double oversubscribedPairs = 1.5;
 };
 
 /// Defaults for `system`: the inter-host link is the slowest network link of any host.
