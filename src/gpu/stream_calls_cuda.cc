@@ -92,21 +92,23 @@ Status enqueueOnStreams(const std::vector<std::pair<CommImpl*, std::vector<Opera
   // as threads of one process on an H200 hung at their first staged call while their streams waited (2026-11-27).
   // Every call of the group is submitted before any is waited for: one thread may drive several ranks.
   std::vector<StagedCall> staged(calls.size());
+  std::vector<bool> callerWaits(calls.size(), false);
   for (size_t i = 0; i < calls.size(); ++i) {
     if (!onPeerMemory[i]) {
       CHORUS_TRY(stageIn(*calls[i].first, calls[i].second, static_cast<cudaStream_t>(onMain[i].stream), &staged[i]));
+      callerWaits[i] = calls[i].first->sharesProcess();
     }
   }
   Status failed;
   for (size_t i = 0; i < calls.size(); ++i) {
-    if (!onPeerMemory[i] && calls[i].first->sharesProcess()) {
+    if (callerWaits[i]) {
       Status st = staged[i].call.wait();
       if (failed.isOk()) failed = st;
     }
   }
   CHORUS_TRY(failed);
   for (size_t i = 0; i < calls.size(); ++i) {
-    if (!onPeerMemory[i]) CHORUS_TRY(stageOut(staged[i], !calls[i].first->sharesProcess()));
+    if (!onPeerMemory[i]) CHORUS_TRY(stageOut(staged[i], !callerWaits[i]));
     for (cudaStream_t s : others[i]) CHORUS_TRY(join(s, static_cast<cudaStream_t>(onMain[i].stream)));
   }
   return Status::ok();

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -141,6 +142,20 @@ void expectAllPassed(const std::vector<ProcessResult>& results) {
     EXPECT_EQ(results[r].exitCode, 0) << "rank " << r << ": " << results[r].message;
 }
 
+// Runs `body` in a forked child over `n` ranks made in that process (communicators of one process, for threads or
+// one thread driving several ranks); "" on success or what failed.
+void expectLocalRanksPass(int n, const std::function<std::string(std::vector<std::unique_ptr<Communicator>>&)>& body,
+                          double deadlineSeconds) {
+  expectAllPassed(runProcesses(
+      1, "",
+      [&](Communicator&) -> std::string {
+        std::vector<std::unique_ptr<Communicator>> comms;
+        if (Status st = Communicator::createLocal(n, &comms); !st.isOk()) return "createLocal: " + st.message();
+        return body(comms);
+      },
+      deadlineSeconds));
+}
+
 class DeviceCollectives : public ::testing::TestWithParam<int> {};
 
 TEST_P(DeviceCollectives, EveryCollectiveTypeAndOpMatchesTheReference) {
@@ -243,11 +258,9 @@ TEST(DeviceStreams, GroupOnTwoStreamsCompletesOnBoth) {
 // test, like a program with NCCL, frees its buffers only once no rank has a call in flight.)
 TEST(DeviceStreams, RanksAsThreadsOfOneProcess) {
   SKIP_WITHOUT_GPU();
-  expectAllPassed(runProcesses(
-      1, "",
-      [](Communicator&) -> std::string {
-        std::vector<std::unique_ptr<Communicator>> comms;
-        if (Status st = Communicator::createLocal(3, &comms); !st.isOk()) return "createLocal: " + st.message();
+  expectLocalRanksPass(
+      3,
+      [](std::vector<std::unique_ptr<Communicator>>& comms) -> std::string {
         std::vector<std::string> failed(comms.size());
         std::vector<std::vector<std::unique_ptr<DeviceHome>>> homes(comms.size());
         std::vector<std::unique_ptr<RankStream>> streams;
@@ -278,18 +291,16 @@ TEST(DeviceStreams, RanksAsThreadsOfOneProcess) {
           if (!failed[r].empty()) return "rank " + std::to_string(r) + ": " + failed[r];
         return "";
       },
-      120));
+      120);
 }
 
 // One thread drives two ranks of one communicator in groups (nccl-tests' -g): the ranks' first call sets up both,
 // and a set-up is a collective among the ranks, so the thread must not wait for one before it starts the other.
 TEST(DeviceStreams, OneThreadDrivingTwoRanksInGroups) {
   SKIP_WITHOUT_GPU();
-  expectAllPassed(runProcesses(
-      1, "",
-      [](Communicator&) -> std::string {
-        std::vector<std::unique_ptr<Communicator>> comms;
-        if (Status st = Communicator::createLocal(2, &comms); !st.isOk()) return "createLocal: " + st.message();
+  expectLocalRanksPass(
+      2,
+      [](std::vector<std::unique_ptr<Communicator>>& comms) -> std::string {
         std::vector<std::unique_ptr<RankStream>> streams;
         std::vector<float*> bufs(2, nullptr);
         for (int r = 0; r < 2; ++r) streams.push_back(std::make_unique<RankStream>(r));  // sets rank r's device
@@ -320,7 +331,7 @@ TEST(DeviceStreams, OneThreadDrivingTwoRanksInGroups) {
         }
         return "";
       },
-      120));
+      120);
 }
 
 // Consecutive calls on two streams in turn: each waits for the one before (they share the communicator's flags and
