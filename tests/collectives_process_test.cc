@@ -180,6 +180,30 @@ TEST(ProcessCollectivesDirect, LargeStepsReadInPlaceStayExact) {
   for (int r = 0; r < 2; ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
 }
 
+// Staged AllGather between processes: each rank copies its plain block once into its shareable scratch and the
+// peers read it there in place (from kStagedDirectFrom per step), through the FIFOs below; in and out of place.
+TEST(ProcessCollectivesDirect, StagedBlocksAreReadInPlaceFromTheScratch) {
+  setenv("CHORUS_ALGO", "allgather:staged", 1);
+  for (int w : {3, 4}) {
+    auto results = runProcesses(w, "shm", [](Communicator& comm) -> std::string {
+      for (size_t count : {size_t{0}, size_t{1}, size_t{1021}, algo::kStagedDirectFrom / 4 + 3, size_t{40001}}) {
+        for (bool inPlace : {false, true}) {
+          Case c;
+          c.coll = algo::CollType::kAllGather;
+          c.type = DataType::kInt32;
+          c.inPlace = inPlace;
+          c.count = count;
+          std::string error = runCase(comm, c);
+          if (!error.empty()) return error;
+        }
+      }
+      return peerBlocksMapped() == 0 ? "no peer's scratch was mapped: nothing was read in place" : "";
+    });
+    for (int r = 0; r < w; ++r) EXPECT_EQ(results[r].exitCode, 0) << w << " ranks, rank " << r;
+  }
+  unsetenv("CHORUS_ALGO");
+}
+
 // Direct transfers over tcp (the bytes on a socket of their own, straight from the sender's buffer) from 4 KiB on.
 TEST(ProcessCollectivesDirect, TcpDirectTransfersGiveTheSameResults) {
   setenv("CHORUS_DIRECT_THRESHOLD", "4096", 1);

@@ -123,6 +123,26 @@ TEST(Selector, CostModelPicksTheKnownAnswers) {
   EXPECT_GT(predict(direct, allGather, oversubscribed.costs), predict(direct, allGather, free.costs));
 }
 
+// Staged AllGather: from kStagedDirectFrom per block the peers of a host read each block in place, one copy
+// where the FIFOs make two, so it wins from three ranks; at two each block has one reader and the staging copy buys
+// nothing; below the threshold, and across hosts, it is the direct algorithm plus a copy.
+TEST(Selector, StagedAllGatherWhereBlocksHaveSeveralReadersInPlace) {
+  for (bool oversubscribed : {false, true}) {
+    const Selector selector = selectorWith("", CostTable{}, oversubscribed);
+    for (int n : {4, 8}) {
+      const size_t atThreshold = algo::kStagedDirectFrom * static_cast<size_t>(n);
+      EXPECT_EQ(chosen(shapeOf(CollType::kAllGather, n, atThreshold), selector), "staged") << n;
+      EXPECT_EQ(chosen(shapeOf(CollType::kAllGather, n, 64 << 20), selector), "staged") << n;
+      EXPECT_NE(chosen(shapeOf(CollType::kAllGather, n, atThreshold / 2), selector), "staged") << n;
+    }
+    for (size_t bytes : {size_t{64} << 10, size_t{1} << 20, size_t{64} << 20})
+      EXPECT_NE(chosen(shapeOf(CollType::kAllGather, 2, bytes), selector), "staged") << bytes;
+  }
+  CostTable slow;
+  slow.inter = {20.0, 0.125};
+  EXPECT_NE(chosen(shapeOf(CollType::kAllGather, 4, 4 << 20, 2), selectorWith("", slow)), "staged");
+}
+
 TEST(TuningFile, ParsesAndRejects) {
   CostTable t;
   ASSERT_TRUE(parseTuning("# measured\nintra.alpha_us 0.5\ninter.beta_GBps 0.12  # capped\n\n", &t).isOk());

@@ -41,7 +41,7 @@ double CostModel::round(const std::function<int(int)>& peerOf, size_t bytes, con
   return finish(rankIntra, hostInter, crossing ? messages * in_.inter.alpha : in_.intra.alpha);
 }
 
-double CostModel::allPairs(size_t bytes) const {
+double CostModel::pairs(size_t bytes, double intraShare, double intraFactor) const {
   std::vector<double> rankIntra(n_, 0), hostInter(hosts_, 0);
   // A rank pays the latency of each of its network messages one after another (a system call and a wake-up
   // each); its shared-memory messages overlap (each costs a few stores, the latency is the cache line's trip).
@@ -52,7 +52,7 @@ double CostModel::allPairs(size_t bytes) const {
     for (int q = 0; q < n_; ++q) {
       if (q == r) continue;
       if (sameHost(r, q)) {
-        rankIntra[r] += static_cast<double>(bytes);
+        rankIntra[r] += intraShare * static_cast<double>(bytes);
         local = true;
       } else {
         hostInter[host_[r]] += static_cast<double>(bytes);
@@ -60,7 +60,7 @@ double CostModel::allPairs(size_t bytes) const {
       }
     }
     alpha = std::max({alpha, local ? in_.intra.alpha : 0.0, remote * in_.inter.alpha});
-    rankIntra[r] *= in_.pairsFactor;
+    rankIntra[r] *= intraFactor;
   }
   return finish(rankIntra, hostInter, alpha);
 }

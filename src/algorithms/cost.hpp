@@ -40,7 +40,11 @@ class CostModel {
   double round(const std::function<int(int)>& peerOf, size_t bytes, const std::vector<int>* ranks = nullptr,
                int messages = 1) const;
   /// One round in which every rank sends `bytes` to every other rank (its network messages' latencies add up).
-  double allPairs(size_t bytes) const;
+  double allPairs(size_t bytes) const { return pairs(bytes, 1.0, in_.pairsFactor); }
+  /// The same round where every rank staged its `bytes` in shareable memory and the others of its host read them
+  /// there in place: one copy where a hop through the FIFOs makes two (so half a hop's bytes), and one that never
+  /// waits for a descheduled peer to make room in a FIFO (so no pairs factor). Between hosts it is allPairs.
+  double allPairsInPlace(size_t bytes) const { return pairs(bytes, 0.5, 1.0); }
   /// `bytes` reduced by one core.
   double reduce(size_t bytes) const { return static_cast<double>(bytes) / (in_.reduceGBps * 1e3); }
   /// `bytes` copied locally by one core (as fast as a shared-memory hop moves them).
@@ -48,6 +52,9 @@ class CostModel {
 
  private:
   double finish(const std::vector<double>& rankIntra, const std::vector<double>& hostInter, double alpha) const;
+  /// An all-pairs round whose bytes inside a host count `intraShare` times, and `intraFactor` times more when ranks
+  /// outnumber cores (CostInputs::pairsFactor).
+  double pairs(size_t bytes, double intraShare, double intraFactor) const;
 
   int n_;
   int hosts_ = 1;

@@ -164,7 +164,7 @@ const std::vector<Setting>& registry() {
        bytes(&Settings::ibBufferBytes, 1)},
       {{"CHORUS_DIRECT_THRESHOLD", "", "",
         "transfers of this many bytes per step are copied once, straight from the sender's buffer; 0 = off "
-        "(unset: each transport's own, 256 KiB)"},
+        "(unset: each transport's own, 256 KiB; transfers a plan staged for several peers from 32 KiB)"},
        kNonNegative,
        bytes(&Settings::directThreshold, 0, INT64_MAX, {"", -1})},
       {{"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},

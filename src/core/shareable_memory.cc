@@ -73,4 +73,20 @@ bool findShareable(const void* p, size_t bytes, ShareableBlock* out) {
   return true;
 }
 
+Status ShareableArea::reserve(size_t bytes, std::byte** out) {
+  if (base_ == nullptr || bytes_ < bytes) {
+    release();
+    CHORUS_TRY(allocateShareable(bytes, &base_));
+    bytes_ = bytes;
+  }
+  *out = static_cast<std::byte*>(base_);
+  return Status::ok();
+}
+
+void ShareableArea::release() {
+  if (base_) freeShareable(base_);
+  base_ = nullptr;
+  bytes_ = 0;
+}
+
 }  // namespace chorus

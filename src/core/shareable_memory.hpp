@@ -30,4 +30,21 @@ bool freeShareable(void* p);
 /// The block that holds all of [p, p + bytes); false when none does.
 bool findShareable(const void* p, size_t bytes, ShareableBlock* out);
 
+/// A reusable working area in shareable memory that only grows: a communicator's scratch, from which peers of
+/// other processes read in place what a plan stages there once for all of them.
+class ShareableArea {
+ public:
+  ShareableArea() = default;
+  ~ShareableArea() { release(); }
+  ShareableArea(const ShareableArea&) = delete;
+  ShareableArea& operator=(const ShareableArea&) = delete;
+  /// At least `bytes` of it (its earlier contents are not kept when it grows).
+  Status reserve(size_t bytes, std::byte** out);
+
+ private:
+  void release();
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 }  // namespace chorus

@@ -341,7 +341,8 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
            binding.elemSize};
     const bool transfer = s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
     // Both sides take this decision from the same facts (size, threshold, the pair's capability), so they agree.
-    const size_t directFrom = transfer ? queues(s.peer).directFrom : 0;
+    size_t directFrom = transfer ? queues(s.peer).directFrom : 0;
+    if (s.staged && directFrom > 0) directFrom = std::min(directFrom, algo::kStagedDirectFrom);
     w.direct = directFrom > 0 && s.bytes >= directFrom;
     if (w.direct && isSend(s.kind)) {
       w.regionBase = resolve(binding, {s.src.buffer, 0});
