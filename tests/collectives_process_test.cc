@@ -180,26 +180,32 @@ TEST(ProcessCollectivesDirect, LargeStepsReadInPlaceStayExact) {
   for (int r = 0; r < 2; ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
 }
 
-// Staged AllGather between processes: each rank copies its plain block once into its shareable scratch and the
-// peers read it there in place (from kStagedDirectFrom per step), through the FIFOs below; in and out of place.
-TEST(ProcessCollectivesDirect, StagedBlocksAreReadInPlaceFromTheScratch) {
-  setenv("CHORUS_ALGO", "allgather:staged", 1);
-  for (int w : {3, 4}) {
-    auto results = runProcesses(w, "shm", [](Communicator& comm) -> std::string {
-      for (size_t count : {size_t{0}, size_t{1}, size_t{1021}, algo::kStagedDirectFrom / 4 + 3, size_t{40001}}) {
-        for (bool inPlace : {false, true}) {
-          Case c;
-          c.coll = algo::CollType::kAllGather;
-          c.type = DataType::kInt32;
-          c.inPlace = inPlace;
-          c.count = count;
-          std::string error = runCase(comm, c);
-          if (!error.empty()) return error;
+// Staged transfers between processes (direct AllGather, direct AllReduce's all-gather): a rank copies the bytes of a
+// plain buffer once into shareable memory and the peers read them there in place, from kStagedDirectFrom per step
+// (under the 256 KiB other steps need), through the FIFOs below; in and out of place, at sizes around the threshold.
+TEST(ProcessCollectivesDirect, StagedTransfersAreReadInPlace) {
+  for (const char* algorithm : {"allgather:direct", "allreduce:direct"}) {
+    setenv("CHORUS_ALGO", algorithm, 1);
+    for (int w : {3, 4}) {
+      auto results = runProcesses(w, "shm", [w](Communicator& comm) -> std::string {
+        const size_t threshold = algo::kStagedDirectFrom / 4;  // int32 elements in a step at the threshold
+        for (size_t perStep : {size_t{0}, size_t{1}, size_t{1021}, threshold + 3, size_t{40001}}) {
+          for (bool inPlace : {false, true}) {
+            Case c;
+            c.coll = std::string(getenv("CHORUS_ALGO")).starts_with("allgather") ? algo::CollType::kAllGather
+                                                                                 : algo::CollType::kAllReduce;
+            c.type = DataType::kInt32;
+            c.op = RedOp::sum();
+            c.inPlace = inPlace;
+            c.count = c.coll == algo::CollType::kAllGather ? perStep : perStep * static_cast<size_t>(w);
+            std::string error = runCase(comm, c);
+            if (!error.empty()) return error;
+          }
         }
-      }
-      return peerBlocksMapped() == 0 ? "no peer's scratch was mapped: nothing was read in place" : "";
-    });
-    for (int r = 0; r < w; ++r) EXPECT_EQ(results[r].exitCode, 0) << w << " ranks, rank " << r;
+        return peerBlocksMapped() == 0 ? "no peer's staged bytes were mapped: nothing was read in place" : "";
+      });
+      for (int r = 0; r < w; ++r) EXPECT_EQ(results[r].exitCode, 0) << algorithm << ", " << w << " ranks, rank " << r;
+    }
   }
   unsetenv("CHORUS_ALGO");
 }

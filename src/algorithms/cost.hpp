@@ -45,6 +45,8 @@ class CostModel {
   /// there in place: one copy where a hop through the FIFOs makes two (so half a hop's bytes), and one that never
   /// waits for a descheduled peer to make room in a FIFO (so no pairs factor). Between hosts it is allPairs.
   double allPairsInPlace(size_t bytes) const { return pairs(bytes, 0.5, 1.0); }
+  /// `bytes` a staged send copies into shareable memory for its readers (allPairsInPlace): one copy, half a hop's.
+  double stagingCopy(size_t bytes) const { return copy(bytes) / 2; }
   /// `bytes` reduced by one core.
   double reduce(size_t bytes) const { return static_cast<double>(bytes) / (in_.reduceGBps * 1e3); }
   /// `bytes` copied locally by one core (as fast as a shared-memory hop moves them).

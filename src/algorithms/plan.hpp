@@ -57,15 +57,16 @@ struct Step {
   /// Index of an earlier step that still reads bytes this step overwrites: this step starts only once that one has
   /// finished entirely (for a transfer read straight from this rank's buffer, once the peer has read it all).
   int after = -1;
-  /// A transfer of bytes the sender staged in its scratch for several peers (set on the send and on the matching
-  /// receive alike): it goes direct from kStagedDirectFrom bytes, so that a peer of another process reads it in
-  /// place from the shareable scratch, where a smaller transfer would take the FIFO's two copies.
+  /// A transfer whose source bytes several peers take (set on the send and on the matching receive alike): it goes
+  /// direct from kStagedDirectFrom bytes, and where the peer cannot read the source in place (a plain buffer of
+  /// another process) the engine stages it, copying it once per call into shareable memory that every peer of the
+  /// host reads in place: one copy in and one out per peer, where the FIFOs copy in and out per peer.
   bool staged = false;
 };
 
-/// Per-step size from which a staged transfer goes direct (the engine's threshold when that is lower). Measured
-/// at 4 ranks on 2 cores, staged AllGather against the direct one through the FIFOs: even at 16 KiB steps
-/// (64 KiB gathered, 20-26 µs both), ahead from 64 KiB (44-55 against 63-75 µs at 256 KiB gathered).
+/// Per-step size from which a staged transfer goes direct (the engine's threshold when that is lower). Measured at
+/// 4 ranks on 2 cores, AllGather staged against the same plan through the FIFOs: level at 16 KiB steps (64 KiB
+/// gathered, 20-26 µs both), ahead from 64 KiB (44-55 against 63-75 µs at 256 KiB gathered).
 constexpr size_t kStagedDirectFrom = 32 << 10;
 
 struct Plan {

@@ -269,6 +269,15 @@ Status CommImpl::buildSystem() {
   return st.isOk() ? st : st.withContext("CommConfig.algorithm '" + config_.algorithm + "'");
 }
 
+std::byte* CommImpl::scratch(size_t bytes) {
+  if (scratch_.size() < bytes) {
+    scratch_.clear();
+    scratch_.shrink_to_fit();
+    scratch_.resize(bytes);
+  }
+  return scratch_.data();
+}
+
 const CommImpl::CachedPlan* CommImpl::plan(const algo::CollShape& shape) {
   auto key = std::make_tuple(static_cast<int>(shape.type), shape.count, shape.elemSize, shape.root);
   auto it = plans_.find(key);
@@ -463,8 +472,7 @@ Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out
     calls_[i].entry.groupIndex = static_cast<uint16_t>(std::min<size_t>(i, 0xffff));
     calls_[i].entry.groupSize = static_cast<uint16_t>(std::min<size_t>(calls_.size(), 0xffff));
   }
-  std::byte* base = nullptr;
-  CHORUS_TRY(scratch_.reserve(scratchTotal, &base));
+  std::byte* base = scratch(scratchTotal);
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     engine::Binding b{op.send, op.recv, base + offsets[2 * i], kernels::reduceFunction(op.dtype, op.op.kind),

@@ -18,7 +18,6 @@
 #include "comm/heartbeat.hpp"
 #include "comm/operation.hpp"
 #include "core/call_gate.hpp"
-#include "core/shareable_memory.hpp"
 #include "engine/execution.hpp"
 #include "observe/flight_dump.hpp"
 #include "observe/flight_recorder.hpp"
@@ -119,6 +118,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Exchanges the hosts' topologies and joins them into system_ (the same graph on every rank).
   Status buildSystem();
   transport::Connection* connection(int peer) { return connections_[peer].get(); }
+  std::byte* scratch(size_t bytes);
   /// The plan of `shape`, generated once and kept (plans depend only on the shape, not on the buffers); null when
   /// no algorithm implements the collective.
   struct CachedPlan {
@@ -177,7 +177,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   tuner::Selector selector_;                            // the same on every rank
   bool machineOversubscribed_ = false;  // this machine runs more ranks (of this communicator) than it has cores
   std::mutex executionMutex_;
-  ShareableArea scratch_;                         // shareable, so peers read what a plan stages there in place
+  std::vector<std::byte> scratch_;
   std::unique_ptr<engine::Execution> execution_;  // reused call after call
   std::vector<Operation> single_;                 // the one-operation list of execute(), reused
   std::vector<const algo::Plan*> planOfOp_;       // prepare()'s working lists, reused

@@ -31,7 +31,9 @@ constexpr uint32_t kStreamed = 0xfffffffeu;
 constexpr uint32_t kMaxPeerBytes = 4096;
 
 // Registers the step's source buffer with the connection (once per call and buffer: steps of the same buffer share
-// it) and queues its announcement when this call has not announced it on this stream yet.
+// it) and queues its announcement when this call has not announced it on this stream yet. A staged send whose
+// source the peer cannot reach announces the staging area instead, once its bytes are copied there (stage()); until
+// its source is complete it announces nothing.
 Status Execution::announceRegion(Work& w, PeerQueues& q) {
   if (w.region && !q.direct->current(*w.region)) w.region = nullptr;
   if (!w.region) {
@@ -40,14 +42,20 @@ Status Execution::announceRegion(Work& w, PeerQueues& q) {
     }
     if (!w.region) CHORUS_TRY(q.direct->registerMemory(w.regionBase, w.regionBytes, w.memory, &w.region));
   }
-  if (w.region->viaStream) return Status::ok();  // nothing to announce: the bytes go through the stream
+  std::shared_ptr<const transport::Registration> announced = w.region;
+  if (stagesSource(w)) {
+    CHORUS_TRY(stage(w, q));
+    if (!w.stagedCopy) return Status::ok();
+    announced = q.staging;
+  }
+  if (announced->viaStream) return Status::ok();  // nothing to announce: the bytes go through the stream
   for (size_t i = 0; i < q.regionsOut.size(); ++i) {
-    if (q.regionsOut[i] == w.region) {
+    if (q.regionsOut[i] == announced) {
       w.regionIndex = static_cast<uint32_t>(i);
       return Status::ok();
     }
   }
-  const auto& peerBytes = w.region->peerBytes;
+  const auto& peerBytes = announced->peerBytes;
   if (peerBytes.size() > kMaxPeerBytes) {
     return internalError(std::string(q.connection->transportName()) + " made a region of " +
                          std::to_string(peerBytes.size()) + " peer bytes, more than " + std::to_string(kMaxPeerBytes));
@@ -58,7 +66,40 @@ Status Execution::announceRegion(Work& w, PeerQueues& q) {
   if (!peerBytes.empty()) memcpy(q.announceOut.data() + kWireAlign, peerBytes.data(), peerBytes.size());
   q.announceOutWire = 0;
   w.regionIndex = static_cast<uint32_t>(q.regionsOut.size());
-  q.regionsOut.push_back(w.region);
+  q.regionsOut.push_back(announced);
+  return Status::ok();
+}
+
+// Copies a staged send's bytes, once they are all there, into this call's staging area (sends of the same bytes,
+// after the same step, to other peers take the same copy) and registers the area with the peer's connection. Shareable
+// memory: a peer of this host maps it and reads in place, so bytes that several peers take are copied in once, not once
+// per peer.
+Status Execution::stage(Work& w, PeerQueues& q) {
+  if (depLimit(w) < w.bytes) return Status::ok();
+  for (const StagedCopy& c : stagedCopies_) {
+    if (c.src == w.src && c.bytes == w.bytes && c.dep == w.dep) w.stagedCopy = c.copy;
+  }
+  if (!w.stagedCopy) {
+    if (!stagingBase_) CHORUS_TRY(staging_.reserve(stagingBytes_, &stagingBase_));
+    const size_t at = stagedCopies_.empty() ? 0 : stagedCopies_.back().end;
+    if (at + w.bytes > stagingBytes_) {
+      return internalError("staged sends need more than the " + std::to_string(stagingBytes_) +
+                           " bytes of staging area reserved for " + description());
+    }
+    w.stagedCopy = stagingBase_ + at;
+    if (w.bytes >= kStreamingThreshold) {
+      kernels::streamingCopy(w.stagedCopy, w.src, w.bytes);
+    } else {
+      memcpy(w.stagedCopy, w.src, w.bytes);
+    }
+    stagedCopies_.push_back({w.src, w.bytes, w.dep, w.stagedCopy, at + ((w.bytes + 63) & ~size_t{63})});
+  }
+  if (q.staging &&
+      (q.staging->base != stagingBase_ || q.staging->bytes < stagingBytes_ || !q.direct->current(*q.staging))) {
+    q.staging = nullptr;
+  }
+  if (!q.staging)
+    CHORUS_TRY(q.direct->registerMemory(stagingBase_, stagingBytes_, transport::MemoryType::kHost, &q.staging));
   return Status::ok();
 }
 
@@ -83,7 +124,8 @@ Status Execution::advanceDirectSend(Work& w, PeerQueues& q, bool* moved) {
   transport::Connection* c = q.connection;
   if (w.regionIndex == kNoRegion && w.wire < w.bytes) {
     CHORUS_TRY(announceRegion(w, q));
-    if (w.region->viaStream) {
+    if (stagesSource(w) && !w.stagedCopy) return Status::ok();  // waits for its source to stage it
+    if (w.regionIndex == kNoRegion) {
       auto space = c->sendSpace();
       if (space.size() < kWireAlign) return Status::ok();
       const DirectDescriptor streamed{0, 0, kStreamed};
@@ -102,11 +144,13 @@ Status Execution::advanceDirectSend(Work& w, PeerQueues& q, bool* moved) {
     if (space.size() < kWireAlign) break;
     size_t n = std::min(ready, kDirectChunk);
     if (w.wire + n < w.bytes) n &= ~(kWireAlign - 1);
-    const size_t offset = static_cast<size_t>(w.src + w.wire - w.region->base);
+    const transport::Registration& region = *q.regionsOut[w.regionIndex];
+    const std::byte* from = w.stagedCopy ? w.stagedCopy : w.src;
+    const size_t offset = static_cast<size_t>(from + w.wire - region.base);
     DirectDescriptor d{offset, static_cast<uint32_t>(n), w.regionIndex};
     memcpy(space.data(), &d, sizeof(d));
     c->commitSend(kWireAlign);
-    w.ackTarget = q.direct->post(*w.region, offset, n);
+    w.ackTarget = q.direct->post(region, offset, n);
     w.wire += n;
     *moved = true;
   }

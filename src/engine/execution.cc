@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <tuple>
 
 #include "core/deadline.hpp"
 #include "core/log.hpp"
@@ -61,6 +62,9 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
   operations_ = operations;
   work_.clear();
   locals_.clear();
+  stagingBytes_ = 0;
+  stagingBase_ = nullptr;
+  stagedCopies_.clear();
   for (auto& [peer, q] : peers_) {
     q.sends.clear();
     q.recvs.clear();
@@ -270,7 +274,10 @@ void Execution::rewind(uint64_t sequence) {
     w.complete = false;
     w.streamed = false;
     w.regionIndex = kNoRegion;  // announced again: the peer forgets its regions after each call
+    w.stagedCopy = nullptr;
   }
+  stagingBase_ = nullptr;
+  stagedCopies_.clear();
   drained_ = true;
   for (auto& [peer, q] : peers_) {
     q.nextSend = q.nextPost = q.nextRecv = 0;
@@ -328,6 +335,8 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
     size_t& extent = sentExtent[static_cast<size_t>(s.src.buffer)];
     if (isSend(s.kind)) extent = std::max(extent, s.src.offset + s.bytes);
   }
+  // Staged sends may need their sources copied, each distinct one once (the same bytes go to several peers).
+  std::vector<std::tuple<algo::BufferKind, size_t, size_t, int>> stagedSources;
   for (const algo::Step& s : plan.steps) {
     Work w{s.kind,
            s.peer,
@@ -348,6 +357,14 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
       w.regionBase = resolve(binding, {s.src.buffer, 0});
       w.regionBytes = sentExtent[static_cast<size_t>(s.src.buffer)];
       w.memory = binding.memory;
+    }
+    w.staged = s.staged;
+    if (w.direct && w.staged && isSend(s.kind)) {
+      const auto source = std::make_tuple(s.src.buffer, s.src.offset, s.bytes, s.dep);
+      if (std::find(stagedSources.begin(), stagedSources.end(), source) == stagedSources.end()) {
+        stagedSources.push_back(source);
+        stagingBytes_ += (s.bytes + 63) & ~size_t{63};
+      }
     }
     w.small = transfer && s.bytes > 0 && s.bytes <= std::min(kSmallBuffer, queues(s.peer).smallLimit);
     w.after = s.after < 0 ? -1 : s.after + base;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "algorithms/plan.hpp"
+#include "core/shareable_memory.hpp"
 #include "engine/call_header.hpp"
 #include "kernels/reduce.hpp"
 #include "transports/transport.hpp"
@@ -122,6 +123,8 @@ class Execution {
     transport::MemoryType memory = transport::MemoryType::kHost;
     std::shared_ptr<const transport::Registration> region = nullptr;
     uint32_t regionIndex = kNoRegion;
+    bool staged = false;              // Step::staged
+    std::byte* stagedCopy = nullptr;  // staged send: where this call copied its bytes (stage()), when it did
   };
   struct PeerQueues {
     transport::Connection* connection = nullptr;
@@ -155,6 +158,7 @@ class Execution {
     // Direct transfers: the regions this call announced on the stream each way (numbered in order), and the
     // announcement moving out or coming in, in parts.
     std::vector<std::shared_ptr<const transport::Registration>> regionsOut;
+    std::shared_ptr<const transport::Registration> staging;  // the staging area's registration, kept across calls
     std::vector<transport::RemoteRegion> regionsIn;
     std::vector<std::byte> announceOut, announceIn;
     size_t announceOutWire = 0, announceInRead = 0, announceInBytes = 0;
@@ -169,6 +173,11 @@ class Execution {
   /// Whether the call header and step `index` travel as one small message.
   bool packsHeader(const PeerQueues& q, int index) const;
   Status announceRegion(Work& w, PeerQueues& q);
+  /// Whether a staged send copies its bytes into the staging area first: the peer cannot reach its source.
+  static bool stagesSource(const Work& w) {
+    return w.staged && w.memory == transport::MemoryType::kHost && w.region && w.region->viaStream;
+  }
+  Status stage(Work& w, PeerQueues& q);
   Status takeAnnouncement(PeerQueues& q, const DirectDescriptor& d, bool* done);
   Status advanceDirectSend(Work& w, PeerQueues& q, bool* moved);
   Status advanceDirectRecv(Work& w, PeerQueues& q, bool* moved);
@@ -210,9 +219,21 @@ class Execution {
   size_t largeLocal_ = 64 << 10;
   double timeoutSeconds_ = 0;
   int64_t directThreshold_ = -1;  // CHORUS_DIRECT_THRESHOLD; -1: each connection's own
-  bool checkCalls_ = true;        // CHORUS_CHECK_CALLS
-  bool signed_ = false;           // this call sends and checks headers
-  size_t headersPending_ = 0;     // headers of this call still to send or check
+  // Staged sends whose peers cannot reach their source copy it here (stage()), each distinct source once a call.
+  struct StagedCopy {
+    const std::byte* src;
+    size_t bytes;
+    int dep;  // the step that produced the bytes: sends of the same range after different steps send different bytes
+    std::byte* copy;
+    size_t end;  // offset in the area after this copy (64-byte aligned)
+  };
+  ShareableArea staging_;
+  size_t stagingBytes_ = 0;           // what this call's staged sends may need: their distinct sources
+  std::byte* stagingBase_ = nullptr;  // the area, reserved by this call's first staged copy
+  std::vector<StagedCopy> stagedCopies_;
+  bool checkCalls_ = true;     // CHORUS_CHECK_CALLS
+  bool signed_ = false;        // this call sends and checks headers
+  size_t headersPending_ = 0;  // headers of this call still to send or check
   CallSignature signature_;
 };
 

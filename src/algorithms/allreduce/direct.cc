@@ -1,7 +1,10 @@
 // Direct AllReduce: a direct ReduceScatter (rank j folds block j of every rank's input, in rank order) followed by
 // a direct AllGather of the folded blocks. Every element is reduced in rank order, so the result has the same bits
 // as the direct ReduceScatter's and one-shot's, on every rank: deterministic mode's AllReduce for large messages.
-// Each rank sends 2(n-1)/n of the buffer, as the ring does, in two rounds instead of 2(n-1).
+// Each rank sends 2(n-1)/n of the buffer, as the ring does, in two rounds instead of 2(n-1). The all-gather's
+// transfers are staged (Step::staged): from kStagedDirectFrom per block the peers of a host read each folded block
+// in place, copied once for all its readers where it is not in memory they map already. (Staging the
+// reduce-scatter's too, each block read by one peer, measured no faster at 4 and 8 ranks.)
 #include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 
@@ -28,21 +31,25 @@ Plan directAllReduce(const CollShape& s) {
   const int folded =
       addRankOrderFold(p, n, r, {BufferKind::kScratch, 0}, {BufferKind::kRecv, slice.offset(r)}, slice.bytes(r), own);
   for (int k = 1; k < n; ++k)
-    p.add({StepKind::kSend, mod(r + k, n), {BufferKind::kRecv, slice.offset(r)}, {}, slice.bytes(r), folded});
+    p.add({StepKind::kSend, mod(r + k, n), {BufferKind::kRecv, slice.offset(r)}, {}, slice.bytes(r), folded, -1, true});
   for (int k = 1; k < n; ++k) {
     const int from = mod(r - k, n);
     // In place, block `from` of the input is still being sent to that rank: overwrite it only once it has gone.
     Step receive{StepKind::kRecv, from, {}, {BufferKind::kRecv, slice.offset(from)}, slice.bytes(from)};
     receive.after = blockSent[from];
+    receive.staged = true;
     p.add(receive);
   }
   return p;
 }
 
-// Two all-pairs rounds of one block each, and n-1 reductions of one block.
+// Two all-pairs rounds of one block each, and n-1 reductions of one block; from kStagedDirectFrom the second reads
+// the folded blocks in place, after their staging copy.
 double directCost(const CollShape& s, const CostModel& m) {
   const size_t block = (s.count + static_cast<size_t>(s.nranks) - 1) / static_cast<size_t>(s.nranks) * s.elemSize;
-  return 2 * m.allPairs(block) + m.reduce(block * static_cast<size_t>(s.nranks - 1));
+  const double gather =
+      block >= kStagedDirectFrom ? m.stagingCopy(block) + m.allPairsInPlace(block) : m.allPairs(block);
+  return m.allPairs(block) + gather + m.reduce(block * static_cast<size_t>(s.nranks - 1));
 }
 
 }  // namespace
