@@ -30,8 +30,8 @@ bool freeShareable(void* p);
 /// The block that holds all of [p, p + bytes); false when none does.
 bool findShareable(const void* p, size_t bytes, ShareableBlock* out);
 
-/// A reusable working area in shareable memory that only grows: a communicator's scratch, from which peers of
-/// other processes read in place what a plan stages there once for all of them.
+/// A reusable working area in shareable memory that only grows: the engine's staging area, from which the peers in
+/// other processes read in place the bytes a rank copied there once for all of them.
 class ShareableArea {
  public:
   ShareableArea() = default;
