@@ -70,30 +70,19 @@ Status Execution::announceRegion(Work& w, PeerQueues& q) {
   return Status::ok();
 }
 
-// Copies a staged send's bytes, once they are all there, into this call's staging area (sends of the same bytes,
-// after the same step, to other peers take the same copy) and registers the area with the peer's connection. Shareable
-// memory: a peer of this host maps it and reads in place, so bytes that several peers take are copied in once, not once
-// per peer.
+// Copies a staged send's bytes, once they are all there, into their place in this call's staging area (sends of the
+// same bytes, after the same step, to other peers share the place and the copy) and registers the area with the
+// peer's connection. Shareable memory: a peer of this host maps it and reads in place, so bytes that several peers
+// take are copied in once, not once per peer.
 Status Execution::stage(Work& w, PeerQueues& q) {
   if (depLimit(w) < w.bytes) return Status::ok();
-  for (const StagedCopy& c : stagedCopies_) {
-    if (c.src == w.src && c.bytes == w.bytes && c.dep == w.dep) w.stagedCopy = c.copy;
+  if (!stagingBase_) CHORUS_TRY(staging_.reserve(stagingBytes_, &stagingBase_));
+  StagedSource& source = stagedSources_[static_cast<size_t>(w.stagedSource)];
+  if (!source.copied) {
+    transport::copyWith(storesFor(w.bytes), stagingBase_ + source.offset, w.src, w.bytes);
+    source.copied = true;
   }
-  if (!w.stagedCopy) {
-    if (!stagingBase_) CHORUS_TRY(staging_.reserve(stagingBytes_, &stagingBase_));
-    const size_t at = stagedCopies_.empty() ? 0 : stagedCopies_.back().end;
-    if (at + w.bytes > stagingBytes_) {
-      return internalError("staged sends need more than the " + std::to_string(stagingBytes_) +
-                           " bytes of staging area reserved for " + description());
-    }
-    w.stagedCopy = stagingBase_ + at;
-    if (w.bytes >= kStreamingThreshold) {
-      kernels::streamingCopy(w.stagedCopy, w.src, w.bytes);
-    } else {
-      memcpy(w.stagedCopy, w.src, w.bytes);
-    }
-    stagedCopies_.push_back({w.src, w.bytes, w.dep, w.stagedCopy, at + ((w.bytes + 63) & ~size_t{63})});
-  }
+  w.stagedCopy = stagingBase_ + source.offset;
   if (q.staging &&
       (q.staging->base != stagingBase_ || q.staging->bytes < stagingBytes_ || !q.direct->current(*q.staging))) {
     q.staging = nullptr;

@@ -64,7 +64,7 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
   locals_.clear();
   stagingBytes_ = 0;
   stagingBase_ = nullptr;
-  stagedCopies_.clear();
+  stagedSources_.clear();
   for (auto& [peer, q] : peers_) {
     q.sends.clear();
     q.recvs.clear();
@@ -277,7 +277,7 @@ void Execution::rewind(uint64_t sequence) {
     w.stagedCopy = nullptr;
   }
   stagingBase_ = nullptr;
-  stagedCopies_.clear();
+  for (StagedSource& source : stagedSources_) source.copied = false;
   drained_ = true;
   for (auto& [peer, q] : peers_) {
     q.nextSend = q.nextPost = q.nextRecv = 0;
@@ -335,8 +335,10 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
     size_t& extent = sentExtent[static_cast<size_t>(s.src.buffer)];
     if (isSend(s.kind)) extent = std::max(extent, s.src.offset + s.bytes);
   }
-  // Staged sends may need their sources copied, each distinct one once (the same bytes go to several peers).
-  std::vector<std::tuple<algo::BufferKind, size_t, size_t, int>> stagedSources;
+  // Staged sends may need their sources copied, each distinct one once (the same bytes go to several peers): the
+  // sources of this plan, in the order of stagedSources_ from `firstSource` on.
+  std::vector<std::tuple<algo::BufferKind, size_t, size_t, int>> sources;
+  const size_t firstSource = stagedSources_.size();
   for (const algo::Step& s : plan.steps) {
     Work w{s.kind,
            s.peer,
@@ -361,10 +363,13 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
     w.staged = s.staged;
     if (w.direct && w.staged && isSend(s.kind)) {
       const auto source = std::make_tuple(s.src.buffer, s.src.offset, s.bytes, s.dep);
-      if (std::find(stagedSources.begin(), stagedSources.end(), source) == stagedSources.end()) {
-        stagedSources.push_back(source);
+      const auto index = static_cast<size_t>(std::find(sources.begin(), sources.end(), source) - sources.begin());
+      if (index == sources.size()) {
+        sources.push_back(source);
+        stagedSources_.push_back({stagingBytes_, false});
         stagingBytes_ += (s.bytes + 63) & ~size_t{63};
       }
+      w.stagedSource = static_cast<int>(firstSource + index);
     }
     w.small = transfer && s.bytes > 0 && s.bytes <= std::min(kSmallBuffer, queues(s.peer).smallLimit);
     w.after = s.after < 0 ? -1 : s.after + base;

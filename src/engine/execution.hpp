@@ -124,6 +124,7 @@ class Execution {
     std::shared_ptr<const transport::Registration> region = nullptr;
     uint32_t regionIndex = kNoRegion;
     bool staged = false;              // Step::staged
+    int stagedSource = -1;            // staged direct send: its source among stagedSources_
     std::byte* stagedCopy = nullptr;  // staged send: where this call copied its bytes (stage()), when it did
   };
   struct PeerQueues {
@@ -219,18 +220,16 @@ class Execution {
   size_t largeLocal_ = 64 << 10;
   double timeoutSeconds_ = 0;
   int64_t directThreshold_ = -1;  // CHORUS_DIRECT_THRESHOLD; -1: each connection's own
-  // Staged sends whose peers cannot reach their source copy it here (stage()), each distinct source once a call.
-  struct StagedCopy {
-    const std::byte* src;
-    size_t bytes;
-    int dep;  // the step that produced the bytes: sends of the same range after different steps send different bytes
-    std::byte* copy;
-    size_t end;  // offset in the area after this copy (64-byte aligned)
+  // Staged sends whose peers cannot reach their source copy it here (stage()): each distinct source has its place,
+  // laid out when the plan is appended and copied at most once a call.
+  struct StagedSource {
+    size_t offset;
+    bool copied;
   };
   ShareableArea staging_;
-  size_t stagingBytes_ = 0;           // what this call's staged sends may need: their distinct sources
+  size_t stagingBytes_ = 0;           // the places of this call's staged sources
   std::byte* stagingBase_ = nullptr;  // the area, reserved by this call's first staged copy
-  std::vector<StagedCopy> stagedCopies_;
+  std::vector<StagedSource> stagedSources_;
   bool checkCalls_ = true;     // CHORUS_CHECK_CALLS
   bool signed_ = false;        // this call sends and checks headers
   size_t headersPending_ = 0;  // headers of this call still to send or check
