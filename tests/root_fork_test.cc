@@ -77,5 +77,26 @@ TEST(RootThreads, AChildForkedWhileRootsServeAndEndRuns) {
   EXPECT_EQ(failed, 0);
 }
 
+// The child of a process whose roots have run makes ids and communicators of its own (a tool forking its ranks
+// after a first measurement, a worker pool forked after init): the fork gate must be free in the child.
+TEST(RootThreads, AChildForkedAfterRootsMakesIdsOfItsOwn) {
+  UniqueId first;
+  ASSERT_TRUE(UniqueId::create(&first).isOk());
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int failures = 0;
+    for (int i = 0; i < 3; ++i) {
+      UniqueId id;
+      std::unique_ptr<Communicator> comm;
+      int v = 1;
+      failures += !UniqueId::create(&id).isOk() || !Communicator::create(id, 1, 0, &comm).isOk() ||
+                  !comm->allReduce(&v, &v, 1, DataType::kInt32, RedOp::sum()).isOk();
+    }
+    _exit(failures == 0 ? 0 : 1);
+  }
+  EXPECT_EQ(exitCodeWithin(pid, 30), 0) << "-1: the child hung making an id";
+}
+
 }  // namespace
 }  // namespace chorus::testing

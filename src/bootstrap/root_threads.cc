@@ -7,6 +7,7 @@
 #include <chrono>
 #include <future>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -53,9 +54,14 @@ void afterForkInParent() {
   roots().gate.unlock();
 }
 
+// The child's one thread has a new id, and a shared_mutex knows its writer by thread id: an unlock here would be
+// taken for a reader's and leave the gate shut to the child's own roots. The child has no roots (and none of the
+// parent's threads), so it starts with fresh locks instead.
 void afterForkInChild() {
-  roots().mutex.unlock();
-  roots().gate.unlock();
+  Roots& r = roots();
+  new (&r.gate) std::shared_mutex;
+  new (&r.mutex) std::mutex;
+  r.exiting.clear();
 }
 
 }  // namespace
