@@ -176,3 +176,24 @@ TEST(Copy, StreamingCopyMatchesMemcpyAtAnyAlignmentAndLength) {
     }
   }
 }
+
+// kernels::copy takes its own loop where the destination is 1-63 bytes ahead of the source modulo 4 KiB: every such
+// distance, sizes around the 4 KiB from which it does, and both ends of the destination untouched.
+TEST(Copy, CopyMatchesMemcpyWhereTheDestinationIsJustAheadModulo4KiB) {
+  std::vector<unsigned char> src(3 * 4096 + 256), dst(3 * 4096 + 512);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+  const uintptr_t dstPage = reinterpret_cast<uintptr_t>(dst.data()) % 4096;
+  for (size_t srcOffset : {0, 5, 64}) {
+    const uintptr_t srcPage = (reinterpret_cast<uintptr_t>(src.data()) + srcOffset) % 4096;
+    for (size_t ahead = 0; ahead < 80; ++ahead) {
+      const size_t dstOffset = (srcPage + ahead + 4096 - dstPage) % 4096;  // dst - src == ahead modulo 4 KiB
+      for (size_t bytes : {4095, 4096, 4097, 8191 + 64}) {
+        std::fill(dst.begin(), dst.end(), 0xee);
+        chorus::kernels::copy(dst.data() + dstOffset, src.data() + srcOffset, bytes);
+        ASSERT_EQ(memcmp(dst.data() + dstOffset, src.data() + srcOffset, bytes), 0) << ahead << " " << bytes;
+        for (size_t i = 0; i < dstOffset; ++i) ASSERT_EQ(dst[i], 0xee);
+        for (size_t i = dstOffset + bytes; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xee);
+      }
+    }
+  }
+}

@@ -23,7 +23,7 @@ inline void copyWith(Stores stores, void* dst, const void* src, size_t bytes) {
   if (stores == Stores::kStreaming) {
     kernels::streamingCopy(dst, src, bytes);
   } else {
-    memcpy(dst, src, bytes);
+    kernels::copy(dst, src, bytes);
   }
 }
 

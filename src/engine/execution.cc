@@ -493,7 +493,7 @@ Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
     auto space = c->sendSpace();
     if (space.empty()) break;
     const size_t n = std::min({space.size(), allowed - w.wire, kPiece});
-    if (w.wire < w.bytes) memcpy(space.data(), w.src + w.wire, std::min(n, w.bytes - w.wire));
+    if (w.wire < w.bytes) kernels::copy(space.data(), w.src + w.wire, std::min(n, w.bytes - w.wire));
     c->commitSend(n);
     w.wire += n;
     *moved = true;
@@ -563,10 +563,12 @@ void Execution::advanceLocals(bool large, bool* moved) {
       w.reduce(w.dst, w.dst, w.src, w.bytes / w.elemSize);
     } else if (w.dst != w.src && w.bytes > 0) {
       const bool disjoint = w.dst + w.bytes <= w.src || w.src + w.bytes <= w.dst;
-      if (disjoint && w.bytes >= kStreamingThreshold) {
+      if (!disjoint) {
+        memmove(w.dst, w.src, w.bytes);
+      } else if (w.bytes >= kStreamingThreshold) {
         kernels::streamingCopy(w.dst, w.src, w.bytes);
       } else {
-        memmove(w.dst, w.src, w.bytes);
+        kernels::copy(w.dst, w.src, w.bytes);
       }
     }
     finish(w);
