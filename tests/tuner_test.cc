@@ -167,5 +167,47 @@ TEST(TuningFile, ParsesAndRejects) {
   EXPECT_FALSE(parseTuning("oversubscribed_pairs_factor 0.5\n", &t).isOk());
 }
 
+TEST(TuningFile, MeasuredChoicesBelongToTheirLaunchShape) {
+  CostTable t;
+  ASSERT_TRUE(
+      parseTuning("choices.8x1 allreduce:direct@256K-,allgather:ring\nchoices.4x2 alltoall:pairwise\n", &t).isOk());
+  EXPECT_EQ(measuredRules(t, 8, 1).size(), 2u);
+  EXPECT_EQ(measuredRules(t, 4, 2).size(), 1u);
+  EXPECT_TRUE(measuredRules(t, 8, 2).empty());
+  EXPECT_TRUE(measuredRules(t, 4, 1).empty());
+  CostTable back;
+  ASSERT_TRUE(parseTuning(formatTuning(t), &back).isOk());
+  EXPECT_EQ(back.choices, t.choices);
+  // A wrong shape or rule names its line.
+  for (const char* bad : {"choices.8 ring\n", "choices.8x0 ring\n", "choices.x1 ring\n", "choices.8x1y ring\n",
+                          "choices.08x1 ring\n", "intra.alpha_us 1\nchoices.8x1 allreduce:bogus\n"}) {
+    Status st = parseTuning(bad, &t);
+    ASSERT_FALSE(st.isOk()) << bad;
+    EXPECT_NE(st.message().find("line"), std::string::npos) << st.message();
+  }
+}
+
+// A measured choice takes the model's place where it matches and can run the shape; CHORUS_ALGO's rules go first,
+// and exclude it too; deterministic mode still refuses an algorithm that does not fold in rank order.
+TEST(Selector, MeasuredChoicesOverTheModel) {
+  const algo::CollShape big = shapeOf(CollType::kAllReduce, 8, 4 << 20);
+  const algo::CollShape small = shapeOf(CollType::kAllReduce, 8, 4 << 10);
+  Selector s = selectorWith("");
+  const std::string modelBig = chosen(big, s), modelSmall = chosen(small, s);
+  const std::string other = modelBig == "tree" ? "ring" : "tree";  // never the model's choice
+  ASSERT_TRUE(parseAlgoRules("allreduce:hier,allreduce:" + other + "@1M-", &s.measured).isOk());
+  EXPECT_EQ(chosen(big, s), other);
+  EXPECT_EQ(chosen(small, s), modelSmall);  // outside the measured range: the model
+  Selector forced = selectorWith("allreduce:rec_doubling");
+  forced.measured = s.measured;
+  EXPECT_EQ(chosen(big, forced), "rec_doubling");
+  Selector excluded = selectorWith("^" + other);
+  excluded.measured = s.measured;
+  EXPECT_EQ(chosen(big, excluded), modelBig);
+  Selector deterministic = s;
+  deterministic.deterministic = true;
+  EXPECT_TRUE(algo::findAlgorithm(CollType::kAllReduce, chosen(big, deterministic).c_str())->rankOrder);
+}
+
 }  // namespace
 }  // namespace chorus::tuner

@@ -155,6 +155,7 @@ int main(int argc, char** argv) {
     }
     const std::vector<int> perHost(hosts, ranks / hosts);
     selector.costs = tuner::costInputs(costs, topology::oversubscribed(system, perHost));
+    selector.measured = tuner::measuredRules(costs, ranks, hosts);
   }
   if (st.isOk()) st = tuner::rulesFromSettings(&selector.rules);
   if (!st.isOk()) {
@@ -198,6 +199,8 @@ int main(int argc, char** argv) {
       "Costs: intra-host alpha %.3g us beta %.3g GB/s, inter-host alpha %.3g us beta %.3g GB/s, reduce %.3g GB/s%s\n",
       costs.intra.alpha, costs.intra.beta, costs.inter.alpha, costs.inter.beta, costs.reduceGBps,
       tuning.empty() ? " (defaults)" : (" (" + tuning + ")").c_str());
+  if (const auto it = costs.choices.find(tuner::choicesKey(ranks, hosts)); it != costs.choices.end())
+    printf("Measured choices (taken over the model's where they match): %s\n", it->second.c_str());
   for (algo::CollType coll : kTable) {
     printf("\n  %s\n", algo::collName(coll));
     for (size_t bytes = 8; bytes <= (64u << 20); bytes *= 8) {

@@ -5,6 +5,8 @@
 //                                       and the cost of a round when ranks outnumber cores
 //   <launcher> chorus-tune [--out FILE] under torchrun/mpirun/srun-style variables: rank 0 also measures the link
 //                                       to the first rank on another host (the inter-host class)
+//   --choices [--ranks N]               also the fastest algorithm per collective and size, measured on the launched
+//                                       ranks or on N local processes (tools/tune/choices.hpp)
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include "chorus/communicator.hpp"
 #include "chorus/unique_id.hpp"
 #include "kernels/reduce.hpp"
+#include "tools/tune/choices.hpp"
 #include "tools/version_flag.hpp"
 #include "tuner/costs.hpp"
 
@@ -172,19 +175,34 @@ int fail(const Status& st) {
 int main(int argc, char** argv) {
   if (chorus::tools::printVersionIfAsked(argc, argv, "chorus-tune")) return 0;
   std::string outPath;
+  bool choices = false;
+  int choiceRanks = 4;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--out" && i + 1 < argc) {
       outPath = argv[++i];
+    } else if (arg == "--choices") {
+      choices = true;
+    } else if (arg == "--ranks" && i + 1 < argc) {
+      choiceRanks = atoi(argv[++i]);
+      if (choiceRanks < 2) {
+        fprintf(stderr, "chorus-tune: --ranks must be at least 2 (got '%s')\n", argv[i]);
+        return 2;
+      }
     } else {
       FILE* to = arg == "-h" || arg == "--help" ? stdout : stderr;
       if (to == stderr) fprintf(stderr, "chorus-tune: unknown argument '%s'\n", arg.c_str());
       fprintf(to,
-              "usage: chorus-tune [--out FILE] [--version]\n"
+              "usage: chorus-tune [--out FILE] [--choices [--ranks N]] [--version]\n"
               "Measures the alpha (latency per round) and beta (bandwidth) of this host's shared memory and, when\n"
               "started by a launcher across hosts, of the network, and writes the table the algorithm selector\n"
               "reads from CHORUS_TUNING_FILE (default output: stdout).\n"
+              "  --choices   also time every algorithm of AllReduce, ReduceScatter, AllGather, AlltoAll and\n"
+              "              Broadcast from 8 B to 8 MiB on the launched ranks, or on N local processes (--ranks,\n"
+              "              default 4), and write the fastest per size: the selector takes them over the cost\n"
+              "              model's for communicators of that many ranks and hosts (the medians go to stderr)\n"
               "examples: chorus-tune --out tuning.txt && CHORUS_TUNING_FILE=tuning.txt chorus-info\n"
+              "          chorus-tune --choices --ranks 8 --out tuning.txt\n"
               "          mpirun -np 4 chorus-tune --out tuning.txt\n");
       return to == stdout ? 0 : 2;
     }
@@ -217,6 +235,24 @@ int main(int argc, char** argv) {
     if (remote >= 0) {
       if (!(st = measureLink(*comm, 0, remote, &table.inter)).isOk()) return fail(st);
       notes += "# inter: ranks 0 and " + std::to_string(remote) + " (another host)\n";
+    }
+    if (choices) {
+      // Hosts numbered in order of first appearance, as the communicator numbers them.
+      std::vector<std::string> hostIds;
+      auto layout = std::make_shared<std::vector<int>>(comm->size());
+      for (int r = 0; r < comm->size(); ++r) {
+        const std::string id(names.data() + 256 * r, strnlen(names.data() + 256 * r, 256));
+        const auto at = std::find(hostIds.begin(), hostIds.end(), id);
+        (*layout)[r] = static_cast<int>(at - hostIds.begin());
+        if (at == hostIds.end()) hostIds.push_back(id);
+      }
+      std::string rules, report;
+      st = tools::measureChoices(*comm, hostIds.size() > 1 ? layout : nullptr, {}, &rules, &report);
+      if (!st.isOk()) return fail(st);
+      if (comm->rank() == 0) {
+        fputs(report.c_str(), stderr);
+        table.choices[tuner::choicesKey(comm->size(), static_cast<int>(hostIds.size()))] = rules;
+      }
     }
     if (comm->rank() != 0) return 0;
     // Measured among the ranks as launched, the α already carry whatever sharing of cores the launch has.
@@ -254,6 +290,23 @@ int main(int argc, char** argv) {
     notes += "# oversubscribed round: " + std::to_string(over) + " processes on this host's cores\n";
     notes += "# oversubscribed pairs factor: not measured, the default\n";
     notes += "# inter: not measured (one host); run chorus-tune under a launcher across hosts for it\n";
+    if (choices) {
+      st = onLocalProcesses(
+          choiceRanks,
+          [](Communicator& comm, std::string* out) {
+            std::string rules, report;
+            CHORUS_TRY(tools::measureChoices(comm, nullptr, {}, &rules, &report));
+            *out = rules + "\n" + report;
+            return Status::ok();
+          },
+          &result);
+      if (!st.isOk()) return fail(st);
+      const size_t end = result.find('\n');
+      fputs(result.substr(end + 1).c_str(), stderr);
+      table.choices[tuner::choicesKey(choiceRanks, 1)] = result.substr(0, end);
+      notes += "# choices." + tuner::choicesKey(choiceRanks, 1) + ": measured on " + std::to_string(choiceRanks) +
+               " processes on this host\n";
+    }
   }
   table.reduceGBps = measureReduce();
   const std::string text = "# chorus tuning file, written by chorus-tune on " + bootstrap::hostId() + "\n" + notes +

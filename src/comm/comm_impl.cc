@@ -263,6 +263,7 @@ Status CommImpl::buildSystem() {
   const auto& [myRanks, myCores] = machines[peers_[rank_].machineId];
   machineOversubscribed_ = myRanks > myCores;
   selector_.costs = tuner::costInputs(costs, anyOversubscribed);
+  selector_.measured = tuner::measuredRules(costs, nranks_, static_cast<int>(hosts.size()));
   selector_.deterministic = settings().deterministic;
   if (config_.algorithm.empty()) return tuner::rulesFromSettings(&selector_.rules);
   Status st = tuner::parseAlgoRules(config_.algorithm, &selector_.rules);

@@ -57,12 +57,24 @@ const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& sele
       if (allowed(a, shape, selector) && rule.matches(shape, a)) return &a;
     }
   }
+  auto excluded = [&](const algo::Algorithm& a) {
+    for (const std::vector<AlgoRule>* rules : {&selector.rules, &selector.measured}) {
+      for (const AlgoRule& rule : *rules) {
+        if (rule.exclude && rule.matches(shape, a)) return true;
+      }
+    }
+    return false;
+  };
+  // Then the choice measured for this launch shape, unless a rule excludes its algorithm.
+  for (const AlgoRule& rule : selector.measured) {
+    if (rule.exclude) continue;
+    for (const algo::Algorithm& a : all) {
+      if (allowed(a, shape, selector) && rule.matches(shape, a) && !excluded(a)) return &a;
+    }
+  }
   std::vector<std::pair<double, const algo::Algorithm*>> candidates;
   for (const algo::Algorithm& a : all) {
-    if (!allowed(a, shape, selector)) continue;
-    bool excluded = false;
-    for (const AlgoRule& rule : selector.rules) excluded = excluded || (rule.exclude && rule.matches(shape, a));
-    if (!excluded) candidates.emplace_back(predict(a, shape, selector.costs), &a);
+    if (allowed(a, shape, selector) && !excluded(a)) candidates.emplace_back(predict(a, shape, selector.costs), &a);
   }
   if (candidates.empty()) return nullptr;
   double fastest = std::numeric_limits<double>::infinity();

@@ -1,6 +1,6 @@
 // Which algorithm runs a collective: the one the cost model predicts fastest among those that can run the shape,
-// unless CHORUS_ALGO (or NCCL_ALGO) forces or excludes some. Deterministic: every rank of a communicator has the
-// same inputs, so every rank picks the same plan.
+// unless CHORUS_ALGO (or NCCL_ALGO) forces or excludes some, or the tuning file has a measured choice for it.
+// Deterministic: every rank of a communicator has the same inputs, so every rank picks the same plan.
 #pragma once
 
 #include <vector>
@@ -15,6 +15,9 @@ namespace chorus::tuner {
 struct Selector {
   algo::CostInputs costs;
   std::vector<AlgoRule> rules;
+  /// Measured choices for this launch shape (tuning file, CostTable::choices): they take the place of the model's
+  /// choice where they match and their algorithm can run the shape; `rules` go first, and exclude them too.
+  std::vector<AlgoRule> measured;
   /// Deterministic mode: reductions only by algorithms that fold in rank order (Algorithm::rankOrder), so every
   /// element's bits depend neither on the algorithm nor on the message size. Forcing rules that name another
   /// algorithm for a reduction are passed over.

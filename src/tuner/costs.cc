@@ -20,6 +20,37 @@ CostTable defaultCosts(const topology::SystemGraph& system) {
   return t;
 }
 
+namespace {
+
+const std::string kChoices = "choices.";
+
+// "choices.<ranks>x<hosts> <rules>": the launch shape must read as two positive numbers, the rules as CHORUS_ALGO's.
+Status parseChoices(const std::string& shape, const std::string& rules, const std::string& where, CostTable* table) {
+  int nranks = 0, hosts = 0;
+  char tail = 0;
+  if (sscanf(shape.c_str(), "%dx%d%c", &nranks, &hosts, &tail) != 2 || nranks < 1 || hosts < 1 ||
+      choicesKey(nranks, hosts) != shape) {
+    return invalidArgument(where + ": the launch shape must read <ranks>x<hosts>, e.g. choices.8x1");
+  }
+  std::vector<AlgoRule> parsed;
+  Status st = parseAlgoRules(rules, &parsed);
+  if (!st.isOk()) return st.withContext(where);
+  table->choices[shape] = rules;
+  return Status::ok();
+}
+
+}  // namespace
+
+std::string choicesKey(int nranks, int hosts) { return std::to_string(nranks) + "x" + std::to_string(hosts); }
+
+std::vector<AlgoRule> measuredRules(const CostTable& table, int nranks, int hosts) {
+  std::vector<AlgoRule> rules;
+  const auto it = table.choices.find(choicesKey(nranks, hosts));
+  // Checked when the file was read: a table holds only rules that parse.
+  if (it != table.choices.end() && !parseAlgoRules(it->second, &rules).isOk()) rules.clear();
+  return rules;
+}
+
 Status parseTuning(const std::string& text, CostTable* table) {
   std::istringstream in(text);
   std::string line;
@@ -30,6 +61,10 @@ Status parseTuning(const std::string& text, CostTable* table) {
     if (!(fields >> key)) continue;
     const std::string where = "tuning file line " + std::to_string(number) + " ('" + key + "')";
     if (!(fields >> value) || (fields >> extra)) return invalidArgument(where + ": expected 'key value'");
+    if (key.rfind(kChoices, 0) == 0) {
+      CHORUS_TRY(parseChoices(key.substr(kChoices.size()), value, where, table));
+      continue;
+    }
     char* end = nullptr;
     const double v = strtod(value.c_str(), &end);
     if (*end != '\0' || !(v >= 0)) return invalidArgument(where + ": '" + value + "' is not a non-negative number");
@@ -61,7 +96,9 @@ std::string formatTuning(const CostTable& t) {
            "reduce_GBps %.4g\noversubscribed_round_us %.4g\noversubscribed_pairs_factor %.4g\n",
            t.intra.alpha, t.intra.beta, t.inter.alpha, t.inter.beta, t.reduceGBps, t.oversubscribedRound,
            t.oversubscribedPairs);
-  return text;
+  std::string out = text;
+  for (const auto& [shape, rules] : t.choices) out += kChoices + shape + " " + rules + "\n";
+  return out;
 }
 
 algo::CostInputs costInputs(const CostTable& t, bool oversubscribed) {

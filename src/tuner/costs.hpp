@@ -3,14 +3,20 @@
 //
 // Tuning file: one "key value" per line, '#' starts a comment; keys intra.alpha_us, intra.beta_GBps,
 // inter.alpha_us, inter.beta_GBps, reduce_GBps, oversubscribed_round_us, oversubscribed_pairs_factor (at least 1).
-// Keys left out keep their default.
+// Keys left out keep their default. And measured choices, "choices.<ranks>x<hosts> <rules>": for a communicator of
+// that many ranks over that many hosts, the algorithms `chorus-tune --choices` measured fastest per collective and
+// size, in CHORUS_ALGO's grammar (tuner/algo_override.hpp). The selector takes them over the cost model's, where
+// the model's terms miss what decides: when ranks outnumber cores, how the scheduler interleaves them.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "algorithms/cost.hpp"
 #include "chorus/status.hpp"
 #include "topology/graph.hpp"
+#include "tuner/algo_override.hpp"
 
 namespace chorus::tuner {
 
@@ -23,7 +29,14 @@ struct CostTable {
   // once though only some run, where a ring's ranks take turns. Direct against ring AllGather and AllReduce at 4
   // ranks on 2 cores measured 1.1-1.6 (256 KiB-4 MiB, 2026-11-27).
   double oversubscribedPairs = 1.5;
+  /// Measured choices by launch shape (choicesKey) -> rules in CHORUS_ALGO's grammar.
+  std::map<std::string, std::string> choices;
 };
+
+/// The key of the measured choices for `nranks` ranks over `hosts` hosts: "8x1".
+std::string choicesKey(int nranks, int hosts);
+/// The measured choices `table` has for that launch shape (none: empty).
+std::vector<AlgoRule> measuredRules(const CostTable& table, int nranks, int hosts);
 
 /// Defaults for `system`: the inter-host link is the slowest network link of any host.
 CostTable defaultCosts(const topology::SystemGraph& system);

@@ -28,6 +28,7 @@ expect_refused() {
 perf=$build/perf/all_reduce_perf
 expect_refused "--nprocs must be at least 1" "$perf" --nprocs 0
 expect_refused "--cold_buffers takes 0 or 1" "$perf" --cold_buffers 2
+expect_refused "--ranks must be at least 2" "$build/tools/chorus-tune" --choices --ranks 1
 expect_refused "--nprocs must be at least 1" "$perf" --nprocs -1
 expect_refused "invalid value 'abc' for -P" "$perf" --nprocs abc
 expect_refused "invalid size specified for 'maxbytes'" "$perf" -e 1X

@@ -1,0 +1,171 @@
+#include "tools/tune/choices.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "algorithms/plan.hpp"
+#include "chorus/unique_id.hpp"
+#include "core/settings.hpp"
+#include "tuner/choice.hpp"
+
+namespace chorus::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const algo::CollType kCollectives[] = {algo::CollType::kAllReduce, algo::CollType::kReduceScatter,
+                                       algo::CollType::kAllGather, algo::CollType::kAlltoAll,
+                                       algo::CollType::kBroadcast};
+
+// `coll` of `bytes` as the perf tools count them (the whole gathered or scattered buffer), float32.
+algo::CollShape shapeOf(algo::CollType coll, size_t bytes, int rank, int nranks,
+                        const std::shared_ptr<const std::vector<int>>& hostOfRank) {
+  algo::CollShape shape;
+  shape.type = coll;
+  shape.rank = rank;
+  shape.nranks = nranks;
+  shape.elemSize = sizeof(float);
+  const bool perPeer =
+      coll == algo::CollType::kAllGather || coll == algo::CollType::kReduceScatter || coll == algo::CollType::kAlltoAll;
+  shape.count = bytes / sizeof(float) / (perPeer ? static_cast<size_t>(nranks) : 1);
+  shape.hostOfRank = hostOfRank;
+  return shape;
+}
+
+Status call(Communicator& c, const algo::CollShape& s, const float* send, float* recv) {
+  switch (s.type) {
+    case algo::CollType::kAllReduce:
+      return c.allReduce(send, recv, s.count, DataType::kFloat32, RedOp::sum());
+    case algo::CollType::kReduceScatter:
+      return c.reduceScatter(send, recv, s.count, DataType::kFloat32, RedOp::sum());
+    case algo::CollType::kAllGather:
+      return c.allGather(send, recv, s.count, DataType::kFloat32);
+    case algo::CollType::kAlltoAll:
+      return c.alltoAll(send, recv, s.count, DataType::kFloat32);
+    default:
+      return c.broadcast(send, recv, s.count, DataType::kFloat32, 0);
+  }
+}
+
+// Time of one call (µs): two warm calls, then a count every rank derives from the size alone (so all agree),
+// closed by a barrier: a root's Broadcast returns once its bytes are sent, the call ends when the last rank has them.
+Status timeCall(Communicator& c, const algo::CollShape& s, const float* send, float* recv, double* us) {
+  const size_t bytes = tuner::operationBytes(s);
+  const int iters = std::clamp(static_cast<int>((16u << 20) / std::max<size_t>(bytes, 1)), 3, 40);
+  for (int i = 0; i < 2; ++i) CHORUS_TRY(call(c, s, send, recv));
+  CHORUS_TRY(c.barrier());
+  const auto start = Clock::now();
+  for (int i = 0; i < iters; ++i) CHORUS_TRY(call(c, s, send, recv));
+  CHORUS_TRY(c.barrier());
+  *us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / iters;
+  return Status::ok();
+}
+
+// A communicator of `comm`'s ranks whose selector always takes `algorithm` where it can run the call.
+Status forcedCommunicator(Communicator& comm, const std::string& algorithm, std::unique_ptr<Communicator>* out) {
+  UniqueId id;
+  Status made = comm.rank() == 0 ? UniqueId::create(&id) : Status::ok();
+  // Sent even when it failed: the others then fail to join instead of waiting for an id that never comes.
+  CHORUS_TRY(comm.broadcast(id.bytes.data(), id.bytes.data(), id.bytes.size(), DataType::kInt8, 0));
+  CHORUS_TRY(made);
+  CommConfig config;
+  config.algorithm = algorithm;
+  return Communicator::create(id, comm.size(), comm.rank(), out, config);
+}
+
+std::string ruleName(algo::CollType coll) {
+  std::string name = algo::collName(coll);
+  for (char& ch : name) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
+  return name;
+}
+
+}  // namespace
+
+Status measureChoices(Communicator& comm, std::shared_ptr<const std::vector<int>> hostOfRank, const ChoiceSweep& sweep,
+                      std::string* rules, std::string* report) {
+  const int n = comm.size(), me = comm.rank();
+  std::vector<size_t> sizes;
+  for (size_t bytes = sweep.minBytes; bytes <= sweep.maxBytes; bytes *= 4) sizes.push_back(bytes);
+  tuner::Selector selector;
+  selector.deterministic = settings().deterministic;  // its choices must be ones deterministic mode may run
+  // The algorithms that can run some measured call, by name: one forced communicator each.
+  std::map<std::string, std::vector<const algo::Algorithm*>> byName;
+  for (const algo::Algorithm& a : algo::algorithms()) {
+    if (std::find(std::begin(kCollectives), std::end(kCollectives), a.coll) == std::end(kCollectives)) continue;
+    for (size_t bytes : sizes) {
+      const algo::CollShape shape = shapeOf(a.coll, bytes, me, n, hostOfRank);
+      if (shape.count > 0 && tuner::allowed(a, shape, selector)) {
+        byName[a.name].push_back(&a);
+        break;
+      }
+    }
+  }
+  // Page-aligned, as the perf tools' buffers (and large tensors) are.
+  const size_t pages = (sweep.maxBytes + 4095) / 4096 * 4096;
+  std::unique_ptr<float, decltype(&free)> send(static_cast<float*>(aligned_alloc(4096, pages)), &free),
+      recv(static_cast<float*>(aligned_alloc(4096, pages)), &free);
+  if (!send || !recv) return systemError("cannot allocate 2 x " + std::to_string(pages) + " bytes");
+  std::fill_n(send.get(), pages / sizeof(float), 1.0f);
+  std::fill_n(recv.get(), pages / sizeof(float), 0.0f);
+  std::map<std::tuple<algo::CollType, size_t, std::string>, std::vector<double>> times;
+  for (int rep = 0; rep < sweep.repeats; ++rep) {
+    for (const auto& [name, candidates] : byName) {
+      std::unique_ptr<Communicator> forced;
+      CHORUS_TRY(forcedCommunicator(comm, name, &forced));
+      for (const algo::Algorithm* a : candidates) {
+        for (size_t bytes : sizes) {
+          const algo::CollShape shape = shapeOf(a->coll, bytes, me, n, hostOfRank);
+          if (shape.count == 0 || !tuner::allowed(*a, shape, selector)) continue;
+          double us = 0;
+          Status st = timeCall(*forced, shape, send.get(), recv.get(), &us);
+          if (!st.isOk()) return st.withContext(std::string(algo::collName(a->coll)) + " forced to " + name);
+          times[{a->coll, bytes, name}].push_back(us);
+        }
+      }
+    }
+  }
+  if (me != 0) return Status::ok();
+
+  // Per size the fastest median; each choice holds from halfway (geometrically) below its size to halfway above.
+  rules->clear();
+  report->clear();
+  char line[256];
+  for (algo::CollType coll : kCollectives) {
+    snprintf(line, sizeof(line), "%s (median us of %d interleaved repeats)\n", algo::collName(coll), sweep.repeats);
+    *report += line;
+    std::string previous;
+    size_t from = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      std::string best;
+      double bestUs = 0;
+      snprintf(line, sizeof(line), "  %10zu", sizes[i]);
+      *report += line;
+      for (auto& [key, samples] : times) {
+        if (std::get<0>(key) != coll || std::get<1>(key) != sizes[i]) continue;
+        std::sort(samples.begin(), samples.end());
+        const double median = samples[samples.size() / 2];
+        snprintf(line, sizeof(line), "  %s %.1f", std::get<2>(key).c_str(), median);
+        *report += line;
+        if (best.empty() || median < bestUs) best = std::get<2>(key), bestUs = median;
+      }
+      *report += best.empty() ? "\n" : "  -> " + best + "\n";
+      if (best.empty() || best == previous) continue;
+      const size_t boundary = previous.empty() ? 0 : sizes[i - 1] * 2;
+      if (!previous.empty()) {
+        *rules += ruleName(coll) + ":" + previous + "@" + std::to_string(from) + "-" + std::to_string(boundary) + ",";
+      }
+      previous = best;
+      from = boundary;
+    }
+    if (!previous.empty()) *rules += ruleName(coll) + ":" + previous + "@" + std::to_string(from) + "-,";
+  }
+  if (!rules->empty()) rules->pop_back();
+  return Status::ok();
+}
+
+}  // namespace chorus::tools
