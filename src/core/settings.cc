@@ -187,7 +187,7 @@ const std::vector<Setting>& registry() {
         "a mismatch fails the call on both sides; must be the same on every rank"},
        kBoolean,
        boolean(&Settings::checkCalls)},
-      {{"CHORUS_TUNING_FILE", "", "", "alpha/beta table written by chorus-tune for the algorithm selector"},
+      {{"CHORUS_TUNING_FILE", "", "", "alpha/beta table and measured choices written by chorus-tune for the algorithm selector"},
        kAnyText,
        text(&Settings::tuningFile)},
       {{"CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "",

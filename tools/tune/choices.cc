@@ -18,6 +18,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A measured choice replaces the selector's only where it is this much faster: launches of one plan on an
+// oversubscribed host spread by about as much (perf/RESULTS.md, "The launch-to-launch spread, measured").
+constexpr double kMargin = 0.10;
+
 const algo::CollType kCollectives[] = {algo::CollType::kAllReduce, algo::CollType::kReduceScatter,
                                        algo::CollType::kAllGather, algo::CollType::kAlltoAll,
                                        algo::CollType::kBroadcast};
@@ -112,57 +116,71 @@ Status measureChoices(Communicator& comm, std::shared_ptr<const std::vector<int>
   if (!send || !recv) return systemError("cannot allocate 2 x " + std::to_string(pages) + " bytes");
   std::fill_n(send.get(), pages / sizeof(float), 1.0f);
   std::fill_n(recv.get(), pages / sizeof(float), 0.0f);
+  // The selector as it stands (the empty name: nothing forced) is measured beside every algorithm.
+  byName[""];
   std::map<std::tuple<algo::CollType, size_t, std::string>, std::vector<double>> times;
   for (int rep = 0; rep < sweep.repeats; ++rep) {
     for (const auto& [name, candidates] : byName) {
       std::unique_ptr<Communicator> forced;
       CHORUS_TRY(forcedCommunicator(comm, name, &forced));
-      for (const algo::Algorithm* a : candidates) {
+      for (algo::CollType coll : kCollectives) {
+        const algo::Algorithm* a = nullptr;
+        for (const algo::Algorithm* c : candidates) a = c->coll == coll ? c : a;
+        if (!name.empty() && !a) continue;
         for (size_t bytes : sizes) {
-          const algo::CollShape shape = shapeOf(a->coll, bytes, me, n, hostOfRank);
-          if (shape.count == 0 || !tuner::allowed(*a, shape, selector)) continue;
+          const algo::CollShape shape = shapeOf(coll, bytes, me, n, hostOfRank);
+          if (shape.count == 0 || (a && !tuner::allowed(*a, shape, selector))) continue;
           double us = 0;
           Status st = timeCall(*forced, shape, send.get(), recv.get(), &us);
-          if (!st.isOk()) return st.withContext(std::string(algo::collName(a->coll)) + " forced to " + name);
-          times[{a->coll, bytes, name}].push_back(us);
+          if (!st.isOk()) return st.withContext(std::string(algo::collName(coll)) + " forced to '" + name + "'");
+          times[{coll, bytes, name}].push_back(us);
         }
       }
     }
   }
   if (me != 0) return Status::ok();
 
-  // Per size the fastest median; each choice holds from halfway (geometrically) below its size to halfway above.
+  // Per size the fastest algorithm, where its median beats the selector's own by kMargin; each choice holds from
+  // halfway (geometrically) below its size to halfway above, and sizes without one keep the selector's choice.
   rules->clear();
   report->clear();
   char line[256];
   for (algo::CollType coll : kCollectives) {
-    snprintf(line, sizeof(line), "%s (median us of %d interleaved repeats)\n", algo::collName(coll), sweep.repeats);
+    snprintf(line, sizeof(line), "%s (median us of %d interleaved repeats; selector: nothing forced)\n",
+             algo::collName(coll), sweep.repeats);
     *report += line;
-    std::string previous;
-    size_t from = 0;
+    std::vector<std::string> chosen(sizes.size());
     for (size_t i = 0; i < sizes.size(); ++i) {
       std::string best;
-      double bestUs = 0;
+      double bestUs = 0, selectorUs = 0;
       snprintf(line, sizeof(line), "  %10zu", sizes[i]);
       *report += line;
       for (auto& [key, samples] : times) {
         if (std::get<0>(key) != coll || std::get<1>(key) != sizes[i]) continue;
         std::sort(samples.begin(), samples.end());
         const double median = samples[samples.size() / 2];
-        snprintf(line, sizeof(line), "  %s %.1f", std::get<2>(key).c_str(), median);
+        const std::string& name = std::get<2>(key);
+        snprintf(line, sizeof(line), "  %s %.1f", name.empty() ? "selector" : name.c_str(), median);
         *report += line;
-        if (best.empty() || median < bestUs) best = std::get<2>(key), bestUs = median;
+        if (name.empty()) {
+          selectorUs = median;
+        } else if (best.empty() || median < bestUs) {
+          best = name, bestUs = median;
+        }
       }
-      *report += best.empty() ? "\n" : "  -> " + best + "\n";
-      if (best.empty() || best == previous) continue;
-      const size_t boundary = previous.empty() ? 0 : sizes[i - 1] * 2;
-      if (!previous.empty()) {
-        *rules += ruleName(coll) + ":" + previous + "@" + std::to_string(from) + "-" + std::to_string(boundary) + ",";
-      }
-      previous = best;
-      from = boundary;
+      if (!best.empty() && bestUs < selectorUs * (1 - kMargin)) chosen[i] = best;
+      *report += best.empty() ? "\n" : "  -> " + (chosen[i].empty() ? "selector" : chosen[i]) + "\n";
     }
-    if (!previous.empty()) *rules += ruleName(coll) + ":" + previous + "@" + std::to_string(from) + "-,";
+    for (size_t i = 0; i < sizes.size();) {
+      size_t end = i + 1;
+      while (end < sizes.size() && chosen[end] == chosen[i]) ++end;
+      if (!chosen[i].empty()) {
+        const std::string lo = i == 0 ? "0" : std::to_string(sizes[i - 1] * 2);
+        const std::string hi = end == sizes.size() ? "" : std::to_string(sizes[end - 1] * 2);
+        *rules += ruleName(coll) + ":" + chosen[i] + "@" + lo + "-" + hi + ",";
+      }
+      i = end;
+    }
   }
   if (!rules->empty()) rules->pop_back();
   return Status::ok();
