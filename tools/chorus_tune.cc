@@ -165,6 +165,18 @@ Status onLocalProcesses(int n, const std::function<Status(Communicator&, std::st
   return Status::ok();
 }
 
+// The measured choices of launch shape `key`, with a note of where they were measured (or that none was kept).
+void keepChoices(const std::string& key, const std::string& rules, const std::string& where, tuner::CostTable* table,
+                 std::string* notes) {
+  *notes += "# choices." + key + ": measured on " + where;
+  if (rules.empty()) {
+    *notes += "; no algorithm beat the selector's own choice by the margin, at any size\n";
+  } else {
+    table->choices[key] = rules;
+    *notes += "\n";
+  }
+}
+
 int fail(const Status& st) {
   fprintf(stderr, "chorus-tune: %s\n", st.message().c_str());
   return 1;
@@ -251,7 +263,8 @@ int main(int argc, char** argv) {
       if (!st.isOk()) return fail(st);
       if (comm->rank() == 0) {
         fputs(report.c_str(), stderr);
-        table.choices[tuner::choicesKey(comm->size(), static_cast<int>(hostIds.size()))] = rules;
+        keepChoices(tuner::choicesKey(comm->size(), static_cast<int>(hostIds.size())), rules, "the launched ranks",
+                    &table, &notes);
       }
     }
     if (comm->rank() != 0) return 0;
@@ -303,9 +316,8 @@ int main(int argc, char** argv) {
       if (!st.isOk()) return fail(st);
       const size_t end = result.find('\n');
       fputs(result.substr(end + 1).c_str(), stderr);
-      table.choices[tuner::choicesKey(choiceRanks, 1)] = result.substr(0, end);
-      notes += "# choices." + tuner::choicesKey(choiceRanks, 1) + ": measured on " + std::to_string(choiceRanks) +
-               " processes on this host\n";
+      keepChoices(tuner::choicesKey(choiceRanks, 1), result.substr(0, end),
+                  std::to_string(choiceRanks) + " processes on this host", &table, &notes);
     }
   }
   table.reduceGBps = measureReduce();
