@@ -10,17 +10,14 @@
 
 namespace chorus::kernels {
 
-void copy(void* dst, const void* src, size_t bytes) {
 #if defined(__x86_64__) || defined(__i386__)
-  const uintptr_t ahead = (reinterpret_cast<uintptr_t>(dst) - reinterpret_cast<uintptr_t>(src)) % 4096;
-  if (bytes < 4096 || ahead == 0 || ahead >= 64) {
-    memcpy(dst, src, bytes);
-    return;
-  }
-  auto* d = static_cast<char*>(dst);
-  auto* s = static_cast<const char*>(src);
-  // Stores on whole cache lines: copy up to the destination's next line boundary first.
-  const size_t head = (64 - reinterpret_cast<uintptr_t>(d) % 64) % 64;
+namespace {
+
+// Copies up to the destination's next cache-line boundary, then whole lines with `Store` (plain or streaming), then
+// the tail: each line is written by one group of four stores.
+template <void (*Store)(__m128i*, __m128i)>
+void copyByLines(char* d, const char* s, size_t bytes) {
+  const size_t head = std::min(bytes, (64 - reinterpret_cast<uintptr_t>(d) % 64) % 64);
   memcpy(d, s, head);
   d += head;
   s += head;
@@ -31,43 +28,38 @@ void copy(void* dst, const void* src, size_t bytes) {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
     const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
-    _mm_store_si128(reinterpret_cast<__m128i*>(d + i), a);
-    _mm_store_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
-    _mm_store_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
-    _mm_store_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
+    Store(reinterpret_cast<__m128i*>(d + i), a);
+    Store(reinterpret_cast<__m128i*>(d + i + 16), b);
+    Store(reinterpret_cast<__m128i*>(d + i + 32), c);
+    Store(reinterpret_cast<__m128i*>(d + i + 48), e);
   }
   memcpy(d + i, s + i, bytes - i);
-#else
-  memcpy(dst, src, bytes);
+}
+
+void cachedStore(__m128i* at, __m128i v) { _mm_store_si128(at, v); }
+void streamingStore(__m128i* at, __m128i v) { _mm_stream_si128(at, v); }
+
+}  // namespace
 #endif
+
+void copy(void* dst, const void* src, size_t bytes) {
+#if defined(__x86_64__) || defined(__i386__)
+  const uintptr_t ahead = (reinterpret_cast<uintptr_t>(dst) - reinterpret_cast<uintptr_t>(src)) % 4096;
+  if (bytes >= 4096 && ahead > 0 && ahead < 64) {
+    copyByLines<cachedStore>(static_cast<char*>(dst), static_cast<const char*>(src), bytes);
+    return;
+  }
+#endif
+  memcpy(dst, src, bytes);
 }
 
 void streamingCopy(void* dst, const void* src, size_t bytes) {
 #if defined(__x86_64__) || defined(__i386__)
-  auto* d = static_cast<char*>(dst);
-  auto* s = static_cast<const char*>(src);
-  // Head: plain copy up to the destination's first cache-line boundary. Streaming stores need 16-byte aligned
-  // targets, and each group of four must fill one whole line: a line written in two parts leaves the write-combining
-  // buffer half full, and each such flush costs several bus transactions (a 16-byte offset made them 4-5x slower).
-  const size_t head = std::min(bytes, (64 - reinterpret_cast<uintptr_t>(d) % 64) % 64);
-  memcpy(d, s, head);
-  d += head;
-  s += head;
-  bytes -= head;
-  size_t i = 0;
-  for (; i + 64 <= bytes; i += 64) {
-    __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
-    __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
-    __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
-  }
+  // Streaming stores need 16-byte aligned targets, and a line written by two groups of them leaves the
+  // write-combining buffer half full twice (16 bytes into a line: 0.8x the aligned copy's rate, 1 MiB).
+  copyByLines<streamingStore>(static_cast<char*>(dst), static_cast<const char*>(src), bytes);
   // Streaming stores are weakly ordered: fence them before anything (a flag) publishes the data.
   _mm_sfence();
-  memcpy(d + i, s + i, bytes - i);
 #else
   memcpy(dst, src, bytes);
 #endif
