@@ -166,13 +166,7 @@ int main(int argc, char** argv) {
   auto layout = std::make_shared<std::vector<int>>(ranks);
   for (int r = 0; r < ranks; ++r) (*layout)[r] = r / (ranks / hosts);
   auto shapeOf = [&](algo::CollType coll, size_t bytes) {
-    algo::CollShape shape;
-    shape.type = coll;
-    shape.nranks = ranks;
-    shape.elemSize = 4;
-    const bool perPeer = coll == algo::CollType::kAllGather || coll == algo::CollType::kReduceScatter ||
-                         coll == algo::CollType::kAlltoAll;
-    shape.count = bytes / 4 / (perPeer ? static_cast<size_t>(ranks) : 1);
+    algo::CollShape shape = tuner::shapeOfOperation(coll, bytes, ranks, 4);
     shape.hostOfRank = hosts > 1 ? layout : nullptr;
     return shape;
   };

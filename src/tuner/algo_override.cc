@@ -39,11 +39,28 @@ bool parseBytes(const std::string& text, size_t* out) {
 
 }  // namespace
 
+namespace {
+
+// AllGather, ReduceScatter and AlltoAll count the whole gathered or scattered buffer, n times a rank's count.
+bool countsPerPeer(algo::CollType type) {
+  return type == algo::CollType::kAllGather || type == algo::CollType::kReduceScatter ||
+         type == algo::CollType::kAlltoAll;
+}
+
+}  // namespace
+
 size_t operationBytes(const algo::CollShape& shape) {
   const size_t bytes = shape.count * shape.elemSize;
-  const bool perPeer = shape.type == algo::CollType::kAllGather || shape.type == algo::CollType::kReduceScatter ||
-                       shape.type == algo::CollType::kAlltoAll;
-  return perPeer ? bytes * static_cast<size_t>(shape.nranks) : bytes;
+  return countsPerPeer(shape.type) ? bytes * static_cast<size_t>(shape.nranks) : bytes;
+}
+
+algo::CollShape shapeOfOperation(algo::CollType type, size_t bytes, int nranks, size_t elemSize) {
+  algo::CollShape shape;
+  shape.type = type;
+  shape.nranks = nranks;
+  shape.elemSize = elemSize;
+  shape.count = bytes / elemSize / (countsPerPeer(type) ? static_cast<size_t>(nranks) : 1);
+  return shape;
 }
 
 bool AlgoRule::matches(const algo::CollShape& shape, const algo::Algorithm& a) const {

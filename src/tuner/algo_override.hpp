@@ -34,6 +34,8 @@ struct AlgoRule {
 /// The size of an operation as nccl-tests counts it: the whole gathered or scattered buffer for AllGather,
 /// ReduceScatter and AlltoAll, the buffer for the others.
 size_t operationBytes(const algo::CollShape& shape);
+/// The shape of `type` whose operation is `bytes` so counted, over `nranks` ranks, of `elemSize`-byte elements.
+algo::CollShape shapeOfOperation(algo::CollType type, size_t bytes, int nranks, size_t elemSize);
 
 /// Parses CHORUS_ALGO's grammar; the error names the entry that is wrong.
 Status parseAlgoRules(const std::string& text, std::vector<AlgoRule>* rules);

@@ -50,13 +50,6 @@ bool allowed(const algo::Algorithm& a, const algo::CollShape& shape, const Selec
 
 const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& selector) {
   const std::vector<algo::Algorithm>& all = algo::algorithms();
-  // A forcing rule that matches an algorithm able to run the shape wins, in the order the rules were written.
-  for (const AlgoRule& rule : selector.rules) {
-    if (rule.exclude) continue;
-    for (const algo::Algorithm& a : all) {
-      if (allowed(a, shape, selector) && rule.matches(shape, a)) return &a;
-    }
-  }
   auto excluded = [&](const algo::Algorithm& a) {
     for (const std::vector<AlgoRule>* rules : {&selector.rules, &selector.measured}) {
       for (const AlgoRule& rule : *rules) {
@@ -65,13 +58,19 @@ const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& sele
     }
     return false;
   };
-  // Then the choice measured for this launch shape, unless a rule excludes its algorithm.
-  for (const AlgoRule& rule : selector.measured) {
-    if (rule.exclude) continue;
-    for (const algo::Algorithm& a : all) {
-      if (allowed(a, shape, selector) && rule.matches(shape, a) && !excluded(a)) return &a;
+  // The first forcing rule of `rules` that matches an algorithm able to run the shape, in the order written.
+  auto forcedBy = [&](const std::vector<AlgoRule>& rules, bool honourExclusions) -> const algo::Algorithm* {
+    for (const AlgoRule& rule : rules) {
+      if (rule.exclude) continue;
+      for (const algo::Algorithm& a : all) {
+        if (allowed(a, shape, selector) && rule.matches(shape, a) && !(honourExclusions && excluded(a))) return &a;
+      }
     }
-  }
+    return nullptr;
+  };
+  // CHORUS_ALGO's forcing rules win; then the choice measured for this launch shape, unless a rule excludes it.
+  if (const algo::Algorithm* a = forcedBy(selector.rules, false)) return a;
+  if (const algo::Algorithm* a = forcedBy(selector.measured, true)) return a;
   std::vector<std::pair<double, const algo::Algorithm*>> candidates;
   for (const algo::Algorithm& a : all) {
     if (allowed(a, shape, selector) && !excluded(a)) candidates.emplace_back(predict(a, shape, selector.costs), &a);

@@ -27,8 +27,8 @@ const std::string kChoices = "choices.";
 // "choices.<ranks>x<hosts> <rules>": the launch shape must read as two positive numbers, the rules as CHORUS_ALGO's.
 Status parseChoices(const std::string& shape, const std::string& rules, const std::string& where, CostTable* table) {
   int nranks = 0, hosts = 0;
-  char tail = 0;
-  if (sscanf(shape.c_str(), "%dx%d%c", &nranks, &hosts, &tail) != 2 || nranks < 1 || hosts < 1 ||
+  // Written back exactly: no sign, leading zero or trailing text.
+  if (sscanf(shape.c_str(), "%dx%d", &nranks, &hosts) != 2 || nranks < 1 || hosts < 1 ||
       choicesKey(nranks, hosts) != shape) {
     return invalidArgument(where + ": the launch shape must read <ranks>x<hosts>, e.g. choices.8x1");
   }

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <set>
+#include <tuple>
 
 #include "algorithms/plan.hpp"
 #include "chorus/unique_id.hpp"
@@ -29,14 +29,8 @@ const algo::CollType kCollectives[] = {algo::CollType::kAllReduce, algo::CollTyp
 // `coll` of `bytes` as the perf tools count them (the whole gathered or scattered buffer), float32.
 algo::CollShape shapeOf(algo::CollType coll, size_t bytes, int rank, int nranks,
                         const std::shared_ptr<const std::vector<int>>& hostOfRank) {
-  algo::CollShape shape;
-  shape.type = coll;
+  algo::CollShape shape = tuner::shapeOfOperation(coll, bytes, nranks, sizeof(float));
   shape.rank = rank;
-  shape.nranks = nranks;
-  shape.elemSize = sizeof(float);
-  const bool perPeer =
-      coll == algo::CollType::kAllGather || coll == algo::CollType::kReduceScatter || coll == algo::CollType::kAlltoAll;
-  shape.count = bytes / sizeof(float) / (perPeer ? static_cast<size_t>(nranks) : 1);
   shape.hostOfRank = hostOfRank;
   return shape;
 }
