@@ -211,8 +211,9 @@ int main(int argc, char** argv) {
               "reads from CHORUS_TUNING_FILE (default output: stdout).\n"
               "  --choices   also time every algorithm of AllReduce, ReduceScatter, AllGather, AlltoAll and\n"
               "              Broadcast from 8 B to 8 MiB on the launched ranks, or on N local processes (--ranks,\n"
-              "              default 4), and write the fastest per size: the selector takes them over the cost\n"
-              "              model's for communicators of that many ranks and hosts (the medians go to stderr)\n"
+              "              default 4), and write the fastest per size where it beats the selector's own by\n"
+              "              10%%: the selector takes them over the cost model's for communicators of that many\n"
+              "              ranks and hosts (the medians go to stderr)\n"
               "examples: chorus-tune --out tuning.txt && CHORUS_TUNING_FILE=tuning.txt chorus-info\n"
               "          chorus-tune --choices --ranks 8 --out tuning.txt\n"
               "          mpirun -np 4 chorus-tune --out tuning.txt\n");
