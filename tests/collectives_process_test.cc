@@ -156,9 +156,9 @@ TEST(ProcessCollectivesDirect, ShareableBuffersAreReadInPlace) {
   unsetenv("CHORUS_DIRECT_THRESHOLD");
 }
 
-// Steps from 8 MiB read in place from a peer's shareable block: copies store past the caches, and reductions out of
-// place sum through the bounce buffer in 256 KiB pieces and stream the sums out. Steps of 8 MiB and 12 bytes leave
-// a tail in every piece's last cache line.
+// Steps from 2 MiB (engine::kStreamingThreshold) read in place from a peer's shareable block: copies store past the
+// caches, and reductions out of place sum through the bounce buffer in 256 KiB pieces and stream the sums out. Steps
+// of 8 MiB and 12 bytes leave a tail in every piece's last cache line.
 TEST(ProcessCollectivesDirect, LargeStepsReadInPlaceStayExact) {
   auto results = runProcesses(2, "shm", [](Communicator& comm) -> std::string {
     const size_t step = (size_t{8} << 20) + 12;

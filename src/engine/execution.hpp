@@ -22,10 +22,12 @@
 namespace chorus::engine {
 
 // Received and copied steps at least this large are written with streaming stores: they are larger than a core's
-// cache share and read again only by the caller, later (measured on 2 ranks at 64 MiB: AllGather
-// 6.1-6.3 GB/s bus bandwidth instead of 5.0, Broadcast 11.2-11.7 instead of 7.3-10.0). Smaller steps stay in the
-// 32 MiB L3 (2-rank AllGather of 8 MiB: 306-327 µs with 8 MiB here, 394-400 µs with 4 MiB; 16 MiB is slower).
-constexpr size_t kStreamingThreshold = 8 << 20;
+// cache share and read again only by the caller, later. 2 MiB, measured on the 2-core AMD EPYC VM against 8 MiB (7
+// interleaved launches, 2 ranks): hot, AllGather of 8 MiB 478 against 828 us, AlltoAll of 8 MiB 580 against 921,
+// AllReduce of 8 MiB 986 against 1362; cold (--cold_buffers 1), Broadcast of 2-4 MiB 0.52-0.55x and AlltoAll of
+// 4-8 MiB 0.63x the time; at 4 ranks AllGather of 8-16 MiB 0.55-0.60x, Broadcast 0.62-0.70x. 1 MiB gained more
+// cold but lost up to 1.17x hot, and 512 KiB twice the time hot: smaller steps stay in cache.
+constexpr size_t kStreamingThreshold = 2 << 20;
 inline transport::Stores storesFor(size_t stepBytes) {
   return stepBytes >= kStreamingThreshold ? transport::Stores::kStreaming : transport::Stores::kCached;
 }
