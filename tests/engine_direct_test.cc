@@ -2,14 +2,12 @@
 // memory): which bytes are on the stream before the peer has done anything, and that the results stay exact.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <memory>
 #include <numeric>
 #include <vector>
 
 #include "algorithms/plan.hpp"
 #include "engine/execution.hpp"
-#include "transports/fifo_connection.hpp"
+#include "tests/support/fifo_pair.hpp"
 
 namespace chorus::engine {
 namespace {
@@ -17,28 +15,9 @@ namespace {
 using algo::BufferKind;
 using algo::Plan;
 using algo::StepKind;
-using transport::FifoConnection;
 
-constexpr size_t kFifoBytes = 64 << 10;
 constexpr size_t kStep = 1 << 20;  // above every transport's direct threshold
-
-// Two ranks joined by FIFO connections whose direct transfers copy within the process.
-struct Pair {
-  Pair() {
-    const size_t one = transport::Fifo::bytesFor(kFifoBytes);
-    std::shared_ptr<void> memory(aligned_alloc(64, 2 * one), free);
-    auto* base = static_cast<std::byte*>(memory.get());
-    transport::Fifo ab(base, kFifoBytes, true), ba(base + one, kFifoBytes, true);
-    toOne = std::make_unique<FifoConnection>(memory, ab, ba, 1, 0, "pair", FifoConnection::Direct::kSameProcess);
-    toZero = std::make_unique<FifoConnection>(memory, ba, ab, 0, 0, "pair", FifoConnection::Direct::kSameProcess);
-  }
-  std::unique_ptr<Execution> execution(int rank) {
-    transport::Connection* c = rank == 0 ? toOne.get() : toZero.get();
-    return std::make_unique<Execution>(
-        rank, [c](int) { return c; }, nullptr);
-  }
-  std::unique_ptr<FifoConnection> toOne, toZero;
-};
+using Pair = testing::FifoPair;
 
 Plan sends(int count, size_t step = kStep) {
   Plan p;

@@ -391,6 +391,38 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
       locals_.push_back(index);
     }
   }
+  linkRiders(base);
+}
+
+// A Broadcast root's own copy and an AllGather's own block read the same input as the send beside them: copied in
+// the same pass, piece by piece while each is in the core's cache, the input is read from memory once instead of
+// twice. Only copies that no step waits for ride: the copy then ends with its send, which waits for nothing of it.
+void Execution::linkRiders(int base) {
+  const auto end = static_cast<int>(work_.size());
+  for (int c = base; c < end; ++c) {
+    Work& copy = work_[c];
+    if (copy.kind != StepKind::kCopy || copy.bytes < largeLocal_ || copy.dep >= 0 || copy.after >= 0) continue;
+    const bool awaited =
+        std::any_of(work_.begin() + base, work_.end(), [c](const Work& w) { return w.dep == c || w.after == c; });
+    if (awaited) continue;
+    for (int s = base; s < end; ++s) {
+      Work& send = work_[s];
+      if (send.kind == StepKind::kSend && send.rider < 0 && !send.small && !send.staged && send.dep < 0 &&
+          send.after < 0 && send.peer != rank_ && send.from.buffer == copy.from.buffer &&
+          send.from.offset == copy.from.offset && send.bytes == copy.bytes) {
+        send.rider = c;
+        copy.carrier = s;
+        break;
+      }
+    }
+  }
+}
+
+bool Execution::leftToCarrier(const Work& w) const {
+  if (w.carrier < 0 || w.dst == w.src) return false;
+  if (w.dst < w.src + w.bytes && w.src < w.dst + w.bytes) return false;  // overlapping: memmove by itself
+  const Work& send = work_[w.carrier];
+  return !(send.direct && !send.streamed && send.regionIndex != kNoRegion);
 }
 
 size_t Execution::depLimit(const Work& w) const {
@@ -493,13 +525,23 @@ Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
     auto space = c->sendSpace();
     if (space.empty()) break;
     const size_t n = std::min({space.size(), allowed - w.wire, kPiece});
-    if (w.wire < w.bytes) kernels::copy(space.data(), w.src + w.wire, std::min(n, w.bytes - w.wire));
+    if (w.wire < w.bytes) {
+      const size_t data = std::min(n, w.bytes - w.wire);
+      kernels::copy(space.data(), w.src + w.wire, data);
+      // The rider's copy of the piece while it is in this core's cache. Before the commit: after it, 2-rank
+      // Broadcast from 16 MiB lost the gain (1.0-1.1x the time without riders instead of 0.8-0.9x, 7 launches).
+      if (w.rider >= 0 && leftToCarrier(work_[w.rider])) {
+        const Work& copy = work_[w.rider];
+        transport::copyWith(storesFor(copy.bytes), copy.dst + w.wire, w.src + w.wire, data);
+      }
+    }
     c->commitSend(n);
     w.wire += n;
     *moved = true;
   }
   if (w.wire == total) {
     finish(w);
+    if (w.rider >= 0 && !work_[w.rider].complete && leftToCarrier(work_[w.rider])) finish(work_[w.rider]);
     *moved = true;  // an empty step finishes without moving a byte, but it is progress
   }
   return Status::ok();
@@ -559,6 +601,7 @@ void Execution::advanceLocals(bool large, bool* moved) {
     Work& w = work_[index];
     if (w.complete || (w.bytes >= largeLocal_) != large) continue;
     if ((w.dep >= 0 && !work_[w.dep].complete) || (w.after >= 0 && !work_[w.after].complete)) continue;
+    if (leftToCarrier(w)) continue;
     if (w.kind == StepKind::kReduceLocal) {
       w.reduce(w.dst, w.dst, w.src, w.bytes / w.elemSize);
     } else if (w.dst != w.src && w.bytes > 0) {

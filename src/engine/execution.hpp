@@ -128,6 +128,10 @@ class Execution {
     bool staged = false;              // Step::staged
     int stagedSource = -1;            // staged direct send: its source among stagedSources_
     std::byte* stagedCopy = nullptr;  // staged send: where this call copied its bytes (stage()), when it did
+    // A local copy of the bytes a send takes from the same place (linkRiders): the send writes them to the copy's
+    // destination as it puts them on the stream, so they are read once. `rider` on the send names the copy,
+    // `carrier` on the copy names the send.
+    int rider = -1, carrier = -1;
   };
   struct PeerQueues {
     transport::Connection* connection = nullptr;
@@ -189,6 +193,12 @@ class Execution {
   Status advanceSends(PeerQueues& q, bool* moved);
   /// Runs the local steps (copies, local reductions) whose inputs are ready, the small or the large ones.
   void advanceLocals(bool large, bool* moved);
+  /// Links each large local copy that nothing waits for to a send of the same bytes (Work::rider) in the steps
+  /// appended from `base` on.
+  void linkRiders(int base);
+  /// Whether local copy `w` is left to its carrier send: yes while that send moves bytes through the stream or has
+  /// not yet chosen between the stream and a direct transfer; no once it goes direct or where the copy is in place.
+  bool leftToCarrier(const Work& w) const;
   void finish(Work& w);
   PeerQueues& queues(int peer);
   /// Marks a header due on every stream this call uses (sign() and rewind()).
