@@ -57,28 +57,41 @@ struct Buffers {
   std::vector<int32_t> input, rootOut, peerOut;
 };
 
-// Rank 0 alone for `rounds` rounds (its peer takes nothing, so the stream fills up), then both to the end.
-void run(Direct direct, size_t bytes, bool awaited, Buffers& b, size_t* copiedAlone) {
-  testing::FifoPair pair(direct);
+struct Case {
+  Direct direct = Direct::kNone;
+  size_t bytes = kBytes;
+  bool awaited = false;  // a later send waits for the copy
+  bool inPlace = false;  // the root's output is its input
+};
+
+// Rank 0 alone for 100 rounds (its peer takes nothing, so the stream fills up), then both to the end; returns how
+// much of the root's output held its input after the rounds alone.
+size_t run(const Case& c, Buffers& b) {
+  testing::FifoPair pair(c.direct);
   auto root = pair.execution(0), peer = pair.execution(1);
+  int32_t* rootOut = c.inPlace ? b.input.data() : b.rootOut.data();
   root->reset("test", 1);
-  root->append(broadcastRoot(bytes, awaited), {b.input.data(), b.rootOut.data(), nullptr, nullptr, 1});
+  root->append(broadcastRoot(c.bytes, c.awaited), {b.input.data(), rootOut, nullptr, nullptr, 1});
   peer->reset("test", 1);
-  peer->append(receiver(bytes, awaited), {nullptr, b.peerOut.data(), nullptr, nullptr, 1});
+  peer->append(receiver(c.bytes, c.awaited), {nullptr, b.peerOut.data(), nullptr, nullptr, 1});
   for (int round = 0; round < 100; ++round) {
     bool moved = false;
-    ASSERT_TRUE(root->advance(&moved).isOk());
+    EXPECT_TRUE(root->advance(&moved).isOk());
   }
-  *copiedAlone = b.copiedPrefix(bytes);
+  const size_t copiedAlone = b.copiedPrefix(c.bytes);
   for (int round = 0; round < 1000000 && !(root->done() && peer->done()); ++round) {
     bool moved = false;
-    ASSERT_TRUE(root->advance(&moved).isOk());
-    ASSERT_TRUE(peer->advance(&moved).isOk());
+    EXPECT_TRUE(root->advance(&moved).isOk());
+    EXPECT_TRUE(peer->advance(&moved).isOk());
   }
-  ASSERT_TRUE(root->done() && peer->done());
-  ASSERT_EQ(memcmp(b.rootOut.data(), b.input.data(), bytes), 0);
-  ASSERT_EQ(memcmp(b.peerOut.data(), b.input.data(), bytes), 0);
-  if (awaited) ASSERT_EQ(memcmp(reinterpret_cast<std::byte*>(b.peerOut.data()) + bytes, b.input.data(), bytes), 0);
+  EXPECT_TRUE(root->done() && peer->done());
+  std::vector<int32_t> expected(b.input.size());
+  std::iota(expected.begin(), expected.end(), 7);
+  EXPECT_EQ(memcmp(rootOut, expected.data(), c.bytes), 0);
+  EXPECT_EQ(memcmp(b.peerOut.data(), expected.data(), c.bytes), 0);
+  if (c.awaited)
+    EXPECT_EQ(memcmp(reinterpret_cast<std::byte*>(b.peerOut.data()) + c.bytes, expected.data(), c.bytes), 0);
+  return copiedAlone;
 }
 
 // Through the stream (no direct transfers, or a buffer the peer cannot reach), the copy writes only what the send
@@ -87,8 +100,7 @@ TEST(EngineRiders, TheCopyMovesWithItsSendThroughTheStream) {
   for (Direct direct : {Direct::kNone, Direct::kSharedBlocks}) {
     for (size_t bytes : {kBytes, kStreamingThreshold + 12}) {
       Buffers b(bytes, false);
-      size_t alone = 0;
-      run(direct, bytes, false, b, &alone);
+      const size_t alone = run({direct, bytes}, b);
       EXPECT_GT(alone, 0u) << bytes;
       EXPECT_LE(alone, testing::FifoPair::kFifoBytes) << "the copy ran ahead of its send, " << bytes << " bytes";
     }
@@ -98,36 +110,19 @@ TEST(EngineRiders, TheCopyMovesWithItsSendThroughTheStream) {
 // A send that goes direct reads the input where it is: the copy runs by itself, whole, before the peer reads.
 TEST(EngineRiders, TheCopyRunsByItselfWhereItsSendGoesDirect) {
   Buffers b(kBytes, false);
-  size_t alone = 0;
-  run(Direct::kSameProcess, kBytes, false, b, &alone);
-  EXPECT_EQ(alone, kBytes);
+  EXPECT_EQ(run({Direct::kSameProcess}, b), kBytes);
 }
 
-// In place the copy has nothing to do; the send still rides through the stream.
+// In place the copy has nothing to do; the send goes alone and the input stays as it was.
 TEST(EngineRiders, InPlaceTheSendGoesAlone) {
   Buffers b(kBytes, false);
-  testing::FifoPair pair(Direct::kNone);
-  auto root = pair.execution(0), peer = pair.execution(1);
-  root->reset("test", 1);
-  root->append(broadcastRoot(kBytes, false), {b.input.data(), b.input.data(), nullptr, nullptr, 1});
-  peer->reset("test", 1);
-  peer->append(receiver(kBytes, false), {nullptr, b.peerOut.data(), nullptr, nullptr, 1});
-  for (int round = 0; round < 1000000 && !(root->done() && peer->done()); ++round) {
-    bool moved = false;
-    ASSERT_TRUE(root->advance(&moved).isOk());
-    ASSERT_TRUE(peer->advance(&moved).isOk());
-  }
-  ASSERT_TRUE(root->done() && peer->done());
-  EXPECT_EQ(memcmp(b.peerOut.data(), b.input.data(), kBytes), 0);
-  EXPECT_EQ(b.input[0], 7);
+  run({.inPlace = true}, b);
 }
 
 // A copy that a later step waits for does not ride: it runs whole by itself even while its send cannot move.
 TEST(EngineRiders, ACopyThatAStepWaitsForRunsByItself) {
   Buffers b(kBytes, true);
-  size_t alone = 0;
-  run(Direct::kNone, kBytes, true, b, &alone);
-  EXPECT_EQ(alone, kBytes);
+  EXPECT_EQ(run({.awaited = true}, b), kBytes);
 }
 
 }  // namespace
