@@ -422,7 +422,8 @@ bool Execution::leftToCarrier(const Work& w) const {
   if (w.carrier < 0 || w.dst == w.src) return false;
   if (w.dst < w.src + w.bytes && w.src < w.dst + w.bytes) return false;  // overlapping: memmove by itself
   const Work& send = work_[w.carrier];
-  return !(send.direct && !send.streamed && send.regionIndex != kNoRegion);
+  // A send that finished otherwise than through the stream leaves the copy to itself, whatever way it went.
+  return !send.complete && !(send.direct && !send.streamed && send.regionIndex != kNoRegion);
 }
 
 size_t Execution::depLimit(const Work& w) const {
@@ -540,8 +541,8 @@ Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
     *moved = true;
   }
   if (w.wire == total) {
-    finish(w);
     if (w.rider >= 0 && !work_[w.rider].complete && leftToCarrier(work_[w.rider])) finish(work_[w.rider]);
+    finish(w);
     *moved = true;  // an empty step finishes without moving a byte, but it is progress
   }
   return Status::ok();

@@ -197,7 +197,8 @@ class Execution {
   /// appended from `base` on.
   void linkRiders(int base);
   /// Whether local copy `w` is left to its carrier send: yes while that send moves bytes through the stream or has
-  /// not yet chosen between the stream and a direct transfer; no once it goes direct or where the copy is in place.
+  /// not yet chosen between the stream and a direct transfer; no once it goes direct or has finished, or where the
+  /// copy is in place.
   bool leftToCarrier(const Work& w) const;
   void finish(Work& w);
   PeerQueues& queues(int peer);
