@@ -419,8 +419,7 @@ void Execution::linkRiders(int base) {
 }
 
 bool Execution::leftToCarrier(const Work& w) const {
-  if (w.carrier < 0 || w.dst == w.src) return false;
-  if (w.dst < w.src + w.bytes && w.src < w.dst + w.bytes) return false;  // overlapping: memmove by itself
+  if (w.carrier < 0 || overlaps(w)) return false;  // in place (skipped) or overlapping (memmove of its own)
   const Work& send = work_[w.carrier];
   // A send that finished otherwise than through the stream leaves the copy to itself, whatever way it went.
   return !send.complete && !(send.direct && !send.streamed && send.regionIndex != kNoRegion);
@@ -606,13 +605,10 @@ void Execution::advanceLocals(bool large, bool* moved) {
     if (w.kind == StepKind::kReduceLocal) {
       w.reduce(w.dst, w.dst, w.src, w.bytes / w.elemSize);
     } else if (w.dst != w.src && w.bytes > 0) {
-      const bool disjoint = w.dst + w.bytes <= w.src || w.src + w.bytes <= w.dst;
-      if (!disjoint) {
+      if (overlaps(w)) {
         memmove(w.dst, w.src, w.bytes);
-      } else if (w.bytes >= kStreamingThreshold) {
-        kernels::streamingCopy(w.dst, w.src, w.bytes);
       } else {
-        kernels::copy(w.dst, w.src, w.bytes);
+        transport::copyWith(storesFor(w.bytes), w.dst, w.src, w.bytes);
       }
     }
     finish(w);

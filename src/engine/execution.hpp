@@ -196,6 +196,8 @@ class Execution {
   /// Links each large local copy that nothing waits for to a send of the same bytes (Work::rider) in the steps
   /// appended from `base` on.
   void linkRiders(int base);
+  /// Whether a local step's source and destination share bytes (a self-copy does).
+  static bool overlaps(const Work& w) { return w.dst < w.src + w.bytes && w.src < w.dst + w.bytes; }
   /// Whether local copy `w` is left to its carrier send: yes while that send moves bytes through the stream or has
   /// not yet chosen between the stream and a direct transfer; no once it goes direct or has finished, or where the
   /// copy is in place.
