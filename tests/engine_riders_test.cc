@@ -89,8 +89,9 @@ size_t run(const Case& c, Buffers& b) {
   std::iota(expected.begin(), expected.end(), 7);
   EXPECT_EQ(memcmp(rootOut, expected.data(), c.bytes), 0);
   EXPECT_EQ(memcmp(b.peerOut.data(), expected.data(), c.bytes), 0);
-  if (c.awaited)
+  if (c.awaited) {
     EXPECT_EQ(memcmp(reinterpret_cast<std::byte*>(b.peerOut.data()) + c.bytes, expected.data(), c.bytes), 0);
+  }
   return copiedAlone;
 }
 

@@ -1,9 +1,10 @@
 // The FIFO under the in-process and shared-memory transports: the byte stream and the small-message line channel,
-// alone and with a producer and a consumer on two threads.
+// alone and with a producer and a consumer on two threads; the stream's early wraps.
 #include "transports/fifo.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -93,6 +94,103 @@ TEST(FifoLines, TwoThreadsExchangeRandomMessagesBesideTheStream) {
   }
   sender.join();
   EXPECT_EQ(bad, 0u);
+}
+
+// Writes `bytes` of `data` from `*sent` on, as far as the FIFO takes them; returns how many went.
+size_t produceSome(Fifo& producer, const std::vector<std::byte>& data, size_t from, size_t bytes) {
+  auto space = producer.writable();
+  const size_t n = std::min({space.size(), bytes, data.size() - from});
+  memcpy(space.data(), data.data() + from, n);
+  producer.produce(n);
+  return n;
+}
+
+size_t consumeSome(Fifo& consumer, std::vector<std::byte>& out, size_t at) {
+  auto ready = consumer.readable();
+  memcpy(out.data() + at, ready.data(), ready.size());
+  consumer.consume(ready.size());
+  return ready.size();
+}
+
+TEST(FifoStream, WrapsEarlyWhenTheConsumerKeepsUp) {
+  constexpr size_t kCapacity = 4 << 20, kPiece = 256 << 10;
+  FifoMemory memory(kCapacity);
+  Fifo producer = memory.view(kCapacity), consumer = memory.view(kCapacity);
+  producer.wrapEarly();
+  const auto data = pattern(3 * kCapacity + 12345, 5);
+  std::vector<std::byte> got(data.size());
+  size_t sent = 0, received = 0;
+  std::byte* furthest = producer.data();
+  while (received < data.size()) {
+    furthest = std::max(furthest, producer.writable().data());
+    sent += produceSome(producer, data, sent, kPiece);
+    received += consumeSome(consumer, got, received);
+  }
+  EXPECT_EQ(memcmp(got.data(), data.data(), data.size()), 0);
+  // A consumer one piece behind at most: the bytes cycle through the buffer's first MiB, never its end.
+  EXPECT_LT(furthest, producer.data() + (1 << 20));
+}
+
+// Fills the FIFO as far as it takes bytes; returns how many went.
+size_t fill(Fifo& producer, const std::vector<std::byte>& data, size_t* sent) {
+  size_t filled = 0;
+  for (size_t n; (n = produceSome(producer, data, *sent, data.size())) > 0; filled += n) *sent += n;
+  return filled;
+}
+
+TEST(FifoStream, AConsumerThatFallsBehindStillGetsTheWholeCapacity) {
+  constexpr size_t kCapacity = 4 << 20;
+  FifoMemory memory(kCapacity);
+  Fifo producer = memory.view(kCapacity), consumer = memory.view(kCapacity);
+  producer.wrapEarly();
+  const auto data = pattern(4 * kCapacity, 6);
+  std::vector<std::byte> got(data.size());
+  size_t sent = 0, received = 0;
+  EXPECT_EQ(fill(producer, data, &sent), kCapacity);  // the consumer has not started
+  while (received < sent) received += consumeSome(consumer, got, received);
+  // 768 KiB into a lap and empty: the producer wraps, and has the whole capacity though the consumer has not
+  // moved past the wrap yet.
+  sent += produceSome(producer, data, sent, 768 << 10);
+  received += consumeSome(consumer, got, received);
+  EXPECT_EQ(producer.writable().data(), producer.data());
+  EXPECT_EQ(fill(producer, data, &sent), kCapacity);
+  while (received < sent) received += consumeSome(consumer, got, received);
+  EXPECT_EQ(memcmp(got.data(), data.data(), received), 0);
+}
+
+TEST(FifoStream, BytesInFlightKeepTheProducerOnItsLap) {
+  constexpr size_t kCapacity = 4 << 20;
+  FifoMemory memory(kCapacity);
+  Fifo producer = memory.view(kCapacity), consumer = memory.view(kCapacity);
+  producer.wrapEarly();
+  const auto data = pattern(kCapacity, 8);
+  size_t sent = produceSome(producer, data, 0, 768 << 10);
+  consumer.consume(512 << 10);  // 256 KiB still to read
+  EXPECT_EQ(producer.writable().data(), producer.data() + sent);
+}
+
+TEST(FifoStream, TwoThreadsStreamThroughEarlyWraps) {
+  constexpr size_t kCapacity = 2 << 20;
+  FifoMemory memory(kCapacity);
+  Fifo producer = memory.view(kCapacity), consumer = memory.view(kCapacity);
+  producer.wrapEarly();
+  const auto data = pattern(64 << 20, 7);
+  std::vector<std::byte> got(data.size());
+  std::thread sender([&] {
+    std::mt19937 rng(11);
+    for (size_t sent = 0; sent < data.size();) {
+      const size_t n = produceSome(producer, data, sent, 1 + rng() % (300 << 10));
+      if (n == 0) std::this_thread::yield();
+      sent += n;
+    }
+  });
+  for (size_t received = 0; received < data.size();) {
+    const size_t n = consumeSome(consumer, got, received);
+    if (n == 0) std::this_thread::yield();
+    received += n;
+  }
+  sender.join();
+  EXPECT_EQ(memcmp(got.data(), data.data(), data.size()), 0);
 }
 
 }  // namespace

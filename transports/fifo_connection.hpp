@@ -34,7 +34,9 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
         peerPid_(peerPid),
         name_(name),
         direct_(direct),
-        peerBlocks_(peerRank, peerPid) {}
+        peerBlocks_(peerRank, peerPid) {
+    out_.wrapEarly();  // the peer reads through readable()/consume(), so it follows the early wraps
+  }
   // Destruction does not close(): bytes already committed stay readable for the peer (the memory is shared).
   ~FifoConnection() override = default;
 
