@@ -37,10 +37,6 @@ bool parseBytes(const std::string& text, size_t* out) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // AllGather, ReduceScatter and AlltoAll count the whole gathered or scattered buffer, n times a rank's count.
 bool countsPerPeer(algo::CollType type) {
   return type == algo::CollType::kAllGather || type == algo::CollType::kReduceScatter ||
