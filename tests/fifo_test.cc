@@ -96,7 +96,7 @@ TEST(FifoLines, TwoThreadsExchangeRandomMessagesBesideTheStream) {
   EXPECT_EQ(bad, 0u);
 }
 
-// Writes `bytes` of `data` from `*sent` on, as far as the FIFO takes them; returns how many went.
+// Writes up to `bytes` of `data` from `from` on, as far as the FIFO takes them; returns how many went.
 size_t produceSome(Fifo& producer, const std::vector<std::byte>& data, size_t from, size_t bytes) {
   auto space = producer.writable();
   const size_t n = std::min({space.size(), bytes, data.size() - from});
@@ -105,6 +105,7 @@ size_t produceSome(Fifo& producer, const std::vector<std::byte>& data, size_t fr
   return n;
 }
 
+// Takes whatever is ready into `out` at `at`; returns how many bytes.
 size_t consumeSome(Fifo& consumer, std::vector<std::byte>& out, size_t at) {
   auto ready = consumer.readable();
   memcpy(out.data() + at, ready.data(), ready.size());
