@@ -108,11 +108,12 @@ class Fifo {
       skipFrom_ = header_->skipFrom.load(std::memory_order_relaxed);
       skipTo_ = header_->skipTo.load(std::memory_order_relaxed);
     }
+    // The producer wraps only when this side has taken every byte, so a tail past the wrap finds it at skipFrom.
     if (head == skipFrom_ && cachedTail_ != head) {
       head = skipTo_;
       header_->head.store(head, std::memory_order_release);
     }
-    uint64_t ready = (skipFrom_ > head ? std::min(cachedTail_, skipFrom_) : cachedTail_) - head;
+    uint64_t ready = cachedTail_ - head;
     uint64_t offset = head % capacity_;
     uint64_t contiguous = capacity_ - offset;
     return {data_ + offset, static_cast<size_t>(ready < contiguous ? ready : contiguous)};
