@@ -118,6 +118,55 @@ TEST_P(Mismatch, ReduceRootsDifferOnALeaf) {
   for (size_t r = 0; r < results.size(); ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
 }
 
+// A long loop of calls whose bytes flow one way: the receivers confirm the senders' headers in batches, the
+// senders run ahead of them no more than a bounded number of calls, and every call's bytes are right.
+TEST_P(Mismatch, LongLoopsOfOneWayCallsRunAndCheck) {
+  auto results = runProcesses(3, GetParam(), [](Communicator& comm) -> std::string {
+    std::vector<float> data(4);
+    for (int i = 0; i < 300; ++i) {
+      const int root = i < 150 ? 0 : (i / 40) % 3;  // one root, then runs of calls with each
+      std::fill(data.begin(), data.end(), static_cast<float>(comm.rank() == root ? i : -1));
+      Status st = comm.broadcast(data.data(), data.data(), data.size(), DataType::kFloat32, root);
+      if (!st.isOk()) return "Broadcast " + std::to_string(i) + ": " + st.message();
+      if (data[3] != static_cast<float>(i))
+        return "Broadcast " + std::to_string(i) + " delivered " + std::to_string(data[3]);
+      std::fill(data.begin(), data.end(), static_cast<float>(i + comm.rank()));
+      st = comm.reduce(data.data(), data.data(), data.size(), DataType::kFloat32, RedOp{}, root);
+      if (!st.isOk()) return "Reduce " + std::to_string(i) + ": " + st.message();
+      if (comm.rank() == root && data[0] != static_cast<float>(3 * i + 3))
+        return "Reduce " + std::to_string(i) + " gave " + std::to_string(data[0]);
+    }
+    std::fill(data.begin(), data.end(), 1.0f);
+    Status st = comm.allReduce(data.data(), data.data(), data.size(), DataType::kFloat32, RedOp{});
+    if (!st.isOk()) return "the AllReduce after the loop: " + st.message();
+    return data[0] == 3.0f ? "" : "the AllReduce after the loop gave " + std::to_string(data[0]);
+  });
+  for (size_t r = 0; r < results.size(); ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
+}
+
+// A receiver's call differs in the middle of a loop of Broadcasts, at a point where the receiver has confirmed
+// none of the last few calls yet: it fails there, and the root, which ran ahead, fails by the end of the loop.
+TEST_P(Mismatch, ABroadcastDiffersInALoop) {
+  auto results = runProcesses(2, GetParam(), [](Communicator& comm) -> std::string {
+    std::vector<float> data(4, 1.0f);
+    Status st;
+    int failedAt = -1;
+    for (int i = 0; i < 100 && failedAt < 0; ++i) {
+      const size_t count = comm.rank() == 1 && i == 37 ? 3 : 2;
+      st = comm.broadcast(data.data(), data.data(), count, DataType::kFloat32, 0);
+      if (!st.isOk()) failedAt = i;
+    }
+    if (failedAt < 0) st = comm.allReduce(data.data(), data.data(), 2, DataType::kFloat32, RedOp{});
+    if (st.isOk()) return "every call succeeded";
+    if (failedAt >= 0 && failedAt < 37) return "call " + std::to_string(failedAt) + " failed: " + st.message();
+    if (comm.rank() == 1 && failedAt != 37) return "the receiver failed at call " + std::to_string(failedAt);
+    if (st.message().find("mismatched calls") == std::string::npos) return "unexpected message: " + st.message();
+    if (st.message().find("count 3") == std::string::npos) return "the differing call is not named: " + st.message();
+    return "";
+  });
+  for (size_t r = 0; r < results.size(); ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
+}
+
 TEST_P(Mismatch, CollectivesDiffer) {
   std::vector<float> data(256, 1.0f);
   expectBothFail(

@@ -30,11 +30,14 @@ uint32_t mix(uint32_t digest, uint64_t value);
 uint32_t mixCall(uint32_t digest, int type, uint64_t count, int dtype, int op, int root, const char* algorithm);
 
 /// The header on the wire: 48 bytes, so it fits one line of the small-message channel and keeps streams 16-aligned.
-/// Both ranks of every pair that exchanges anything in a call send one, whatever the direction of the data: a
-/// disagreement is seen by both (two ranks that each believe they are a Broadcast's root only send). A collective
-/// that only sends to a peer checks that peer's header later, when it arrives (Execution::armHeaders).
+/// Both ranks of every pair that exchanges anything in a call send one, whatever the direction of the data, so that
+/// a disagreement is seen by both (two ranks that each believe they are a Broadcast's root only send). A collective
+/// that only sends to a peer checks that peer's header later, when it arrives. On the small-message channel, a rank
+/// that only receives from a peer checks the peer's header and confirms such calls in batches: one header whose
+/// magic is kConfirmMagic and whose streamCall is the last call it confirms (Execution::armHeaders).
 struct CallHeader {
-  static constexpr uint32_t kMagic = 0x63686331;  // "chc1"
+  static constexpr uint32_t kMagic = 0x63686331;         // "chc1"
+  static constexpr uint32_t kConfirmMagic = 0x63686b31;  // "chk1"
   uint32_t magic = kMagic;
   uint32_t streamCall = 0;  // calls on this stream so far, this one included
   uint32_t digest = 0;

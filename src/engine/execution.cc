@@ -73,6 +73,7 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
     q.nextSend = q.nextPost = q.nextRecv = 0;
     q.sendFlow = q.recvFlow = 0;
     q.headerOutPending = q.headerInPending = q.headerPackedOut = q.headerPackedIn = false;
+    q.confirming = q.confirmationPending = q.owedOverLimit = false;
   }
   signed_ = false;
   remaining_ = 0;
@@ -300,8 +301,7 @@ Status Execution::advanceSmallRecv(Work& w, PeerQueues& q, bool* moved) {
     if (packed && !q.headerPeeked) {
       q.headerPackedIn = false;
       if (sameCallAt(q.expected, incoming)) {
-        ++q.recvCalls;
-        --headersPending_;
+        headerAccepted(q);
       } else {
         CallHeader arrived;
         memcpy(&arrived, incoming, sizeof(arrived));
@@ -442,8 +442,9 @@ Status Execution::advance(bool* moved) {
     if (!q.owedHeaders.empty()) CHORUS_TRY(receiveOwedHeaders(peer, q, moved));
     const bool owing = !q.owedHeaders.empty();  // nothing of this call comes in before the owed headers
     if (q.headerInPending && !owing) CHORUS_TRY(receiveHeader(peer, q, moved));
-    if (q.headerOutPending) CHORUS_TRY(sendHeader(q, moved));
-    if (!q.headerOutPending) CHORUS_TRY(advanceSends(q, moved));
+    if (q.confirmationPending) CHORUS_TRY(sendConfirmation(q, moved));  // before anything else to the peer
+    if (q.headerOutPending && !q.confirmationPending) CHORUS_TRY(sendHeader(q, moved));
+    if (!q.headerOutPending && !q.confirmationPending) CHORUS_TRY(advanceSends(q, moved));
     while (!owing && !q.headerInPending && q.nextRecv < q.recvs.size()) {
       Work& w = work_[q.recvs[q.nextRecv]];
       CHORUS_TRY(advanceRecv(w, q, moved));
@@ -482,7 +483,7 @@ Status Execution::advanceSends(PeerQueues& q, bool* moved) {
 
 bool Execution::busy(PeerQueues& q) {
   return q.nextSend < q.sends.size() || q.nextRecv < q.recvs.size() || q.headerInPending || q.headerOutPending ||
-         !q.connection->sendDrained();
+         q.confirmationPending || q.owedOverLimit || !q.connection->sendDrained();
 }
 
 Status Execution::pollConnections(bool livenessCheck, bool* moved) {
@@ -492,9 +493,10 @@ Status Execution::pollConnections(bool livenessCheck, bool* moved) {
     // what the last advance() saw, before this round moves bytes: a send whose last bytes leave in this round is
     // marked complete by the next advance(), while its peer, which has them all, may already be gone.
     if (q.connection->peerClosed()) {
-      const bool waitsForData = (q.nextRecv < q.recvs.size() || q.headerInPending) &&
+      const bool waitsForData = (q.nextRecv < q.recvs.size() || q.headerInPending || q.owedOverLimit) &&
                                 q.connection->recvData().empty() && !(q.small && q.small->waiting());
-      const bool mustSend = q.nextSend < q.sends.size() || q.headerOutPending || !q.connection->sendDrained();
+      const bool mustSend =
+          q.nextSend < q.sends.size() || q.headerOutPending || q.confirmationPending || !q.connection->sendDrained();
       if (waitsForData || mustSend) {
         return explain(peer, q,
                        remoteError("rank " + std::to_string(peer) + " closed its " + q.connection->transportName() +
@@ -517,10 +519,11 @@ bool Execution::addPollFds(std::vector<pollfd>* fds) {
 std::string Execution::pendingPeers() const {
   std::string out;
   for (const auto& [peer, q] : peers_) {
-    const char* what = q.headerInPending             ? "the start of its call"
-                       : q.nextRecv < q.recvs.size() ? "recv"
-                       : q.nextSend < q.sends.size() ? "send"
-                                                     : nullptr;
+    const char* what = q.headerInPending                                      ? "the start of its call"
+                       : q.owedOverLimit                                      ? "its earlier calls"
+                       : q.nextRecv < q.recvs.size()                          ? "recv"
+                       : q.nextSend < q.sends.size() || q.confirmationPending ? "send"
+                                                                              : nullptr;
     if (!what) continue;
     if (!out.empty()) out += ", ";
     out += "rank " + std::to_string(peer) + " (" + what + ")";
@@ -580,6 +583,8 @@ Status round(std::span<Execution* const> executions, bool* allDone, bool* moved)
 Status waitPastSpin(std::span<Execution* const> executions, bool* done) {
   double timeout = executions.empty() ? timeoutOr(0) : timeoutOr(executions[0]->timeoutSeconds());
   for (Execution* e : executions) timeout = std::min(timeout, timeoutOr(e->timeoutSeconds()));
+  // The peers may be waiting on this rank's headers (peers that believe they only send to this rank, too).
+  for (Execution* e : executions) e->sendDeferredHeaders();
   const auto idleSince = std::chrono::steady_clock::now();
   const Deadline deadline = Deadline::after(timeout);
   auto lastLiveness = idleSince;

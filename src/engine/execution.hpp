@@ -68,6 +68,9 @@ class Execution {
   void sign(const CallSignature& signature);
 
   bool done() const { return remaining_ == 0 && headersPending_ == 0 && drained_; }
+  /// For a wait past the spin: a stream on which this rank only receives and whose peer's header has not come sends
+  /// this rank's header after all, as a call that sends does (armHeaders), in case the peer waits on it.
+  void sendDeferredHeaders();
   /// Makes whatever progress is possible without waiting. Sets *moved when any byte moved.
   Status advance(bool* moved);
   /// Polls the connections with pending work (tcp moves bytes here; *moved tells) and reports dead peers.
@@ -158,6 +161,12 @@ class Execution {
     // Headers of earlier calls that did not wait for the peer's (armHeaders), in stream order: each is checked
     // when it arrives, and before anything else the peer sent is taken.
     std::deque<CallHeader> owedHeaders;
+    bool owedOverLimit = false;  // this call ends only once the peer has paid enough of the owed headers
+    // A call in which this rank only receives from the peer confirms the peer's header in a batch (armHeaders):
+    // whether this call does, the calls checked since the last confirmation, and whether one is to go out before
+    // anything else this call sends to the peer.
+    bool confirming = false, confirmationPending = false;
+    uint32_t unconfirmed = 0;
     size_t smallLimit = 0, smallFirstPart = 0;  // the connection's small-message sizes, read once
     transport::SmallMessages* small = nullptr;  // the connection's capabilities, null when absent
     transport::DirectTransfers* direct = nullptr;
@@ -212,6 +221,12 @@ class Execution {
   Status sendHeader(PeerQueues& q, bool* moved);
   Status receiveHeader(int peer, PeerQueues& q, bool* moved);
   Status acceptHeader(int peer, PeerQueues& q, const CallHeader& arrived);
+  /// Counts the peer's header of this call as checked and matching.
+  void headerAccepted(PeerQueues& q);
+  bool writeConfirmation(PeerQueues& q);
+  Status sendConfirmation(PeerQueues& q, bool* moved);
+  /// Takes a confirmation of owed headers (`arrived`, peeked) from the peer.
+  Status takeConfirmation(int peer, PeerQueues& q, const CallHeader& arrived);
   Status receiveOwedHeaders(int peer, PeerQueues& q, bool* moved);
   void sendHeadersBeforeFailing();
   Status explain(int peer, PeerQueues& q, const Status& failure);

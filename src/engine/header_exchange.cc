@@ -22,38 +22,58 @@ void Execution::sign(const CallSignature& signature) {
   armHeaders();
 }
 
-// Every pair that exchanges anything swaps headers both ways (call_header.hpp). A collective that only sends to a
-// peer (a Broadcast's root, a Reduce's leaf) does not wait for that peer's header, though: it is owed, and checked
-// when it arrives, at the latest before the next bytes this rank takes from that peer. A loop of Broadcasts then
-// pipelines, as MPI's eager sends do, instead of costing a round trip per call (4 ranks on 2 cores: 5.4-7.9 us
-// per 8-byte Broadcast with the wait, 0.9-1.5 us without headers). A mismatch still fails the receiving side
-// before it takes a byte, and the sending side at its next call with that peer. At most kMaxOwedHeaders per peer,
-// well below the 256 lines of a shm line channel, so a peer never waits to send its header.
+namespace {
+// A rank that owes a peer more headers than this ends its call only once the peer paid enough of them: it runs at
+// most this many calls ahead. The peer confirms every kConfirmEvery calls, well below, so it never waits for that.
+constexpr size_t kMaxOwedHeaders = 64;
+constexpr uint32_t kConfirmEvery = 16;
+}  // namespace
+
+// Every pair that exchanges anything swaps headers both ways (call_header.hpp), but neither side of a pair whose
+// bytes flow one way waits for the other's. A collective that only sends to a peer (a Broadcast's root, a Reduce's
+// leaf) owes that peer's header: it checks it when it arrives, at the latest before the next bytes this rank takes
+// from that peer. A loop of Broadcasts then pipelines, as MPI's eager sends do, instead of costing a round trip per
+// call (4 ranks on 2 cores: 5.4-7.9 us per 8-byte Broadcast with the wait, 0.9-1.5 us without headers). The peer,
+// which only receives, sends its header only when it waited past its spin for the sender's (a peer that believes
+// it only receives too would wait on it): a header that came first is checked and paid with one confirmation
+// every kConfirmEvery calls, and before anything else this rank sends on that stream. A header line back per call took
+// a fifth to a third of a 2-rank 8-byte Broadcast's time. A mismatch still fails the receiving side before it takes a
+// byte (it sends its own header then), and the sending side at its next call with that peer.
 void Execution::armHeaders() {
-  constexpr size_t kMaxOwedHeaders = 64;
   headersPending_ = 0;
   if (!signed_) return;  // reset() cleared every header flag; a repeated unsigned call needs nothing more
   const auto sequence = static_cast<uint32_t>(sequence_);
   const auto type = static_cast<algo::CollType>(signature_.type);
-  const bool mayOwe = signature_.operations == 1 && type != algo::CollType::kSend && type != algo::CollType::kRecv;
+  const bool oneWay = signature_.operations == 1 && type != algo::CollType::kSend && type != algo::CollType::kRecv;
   for (auto& [peer, q] : peers_) {
     const bool involved = !q.sends.empty() || !q.recvs.empty();
-    const bool owe = involved && mayOwe && q.recvs.empty() && q.small && q.smallLimit >= sizeof(CallHeader) &&
-                     q.smallFirstPart >= sizeof(CallHeader) && q.owedHeaders.size() < kMaxOwedHeaders;
-    q.headerOutPending = involved;
+    // Both sides decide alike: from the call, which they agree on once the headers match, and the connection.
+    const bool lines = q.small && q.smallLimit >= sizeof(CallHeader) && q.smallFirstPart >= sizeof(CallHeader);
+    const bool owe = involved && oneWay && lines && q.recvs.empty();
+    q.confirming = involved && oneWay && lines && q.sends.empty();
+    q.headerOutPending = involved && !q.confirming;
     q.headerInPending = involved && !owe;
-    headersPending_ += (involved ? 1 : 0) + (q.headerInPending ? 1 : 0);
+    q.confirmationPending = q.headerOutPending && q.unconfirmed > 0;  // the confirmed calls come first
+    q.owedOverLimit = owe && q.owedHeaders.size() >= kMaxOwedHeaders;
+    headersPending_ +=
+        static_cast<size_t>(q.headerOutPending) + q.headerInPending + q.confirmationPending + q.owedOverLimit;
     if (involved) drained_ = false;
     q.headerOutWire = q.headerInRead = 0;
     q.headerPeeked = false;
     q.headerPackedOut = q.headerOutPending && q.packFirstSend;
     q.headerPackedIn = q.headerInPending && q.packFirstRecv;
-    // Field by field: rebuilding the whole header here costs store-forwarding stalls on every call.
+    // Field by field: rebuilding the whole header here costs store-forwarding stalls on every call. The owed copy
+    // is taken before the fields change, for the same reason: loading them right after storing them stalls.
+    const uint32_t expectedCall = q.recvCalls + static_cast<uint32_t>(q.owedHeaders.size()) + 1;
+    if (owe) {
+      CallHeader& owed = q.owedHeaders.emplace_back(q.expected);
+      owed.streamCall = expectedCall;
+      owed.sequence = sequence;
+    }
     q.outgoing.streamCall = q.sendCalls + 1;
     q.outgoing.sequence = sequence;
-    q.expected.streamCall = q.recvCalls + static_cast<uint32_t>(q.owedHeaders.size()) + 1;
+    q.expected.streamCall = expectedCall;
     q.expected.sequence = sequence;
-    if (owe) q.owedHeaders.push_back(q.expected);
   }
 }
 
@@ -113,6 +133,25 @@ bool Execution::readHeader(PeerQueues& q) {
   return true;
 }
 
+// The calls this rank checked since its last confirmation: "every call up to q.sendCalls agrees".
+bool Execution::writeConfirmation(PeerQueues& q) {
+  CallHeader confirmation;
+  confirmation.magic = CallHeader::kConfirmMagic;
+  confirmation.streamCall = q.sendCalls;
+  confirmation.count = q.unconfirmed;
+  if (!q.small->send(nullptr, 0, &confirmation, sizeof(confirmation))) return false;
+  q.unconfirmed = 0;
+  return true;
+}
+
+Status Execution::sendConfirmation(PeerQueues& q, bool* moved) {
+  if (!writeConfirmation(q)) return Status::ok();
+  q.confirmationPending = false;
+  --headersPending_;
+  *moved = true;
+  return Status::ok();
+}
+
 Status Execution::sendHeader(PeerQueues& q, bool* moved) {
   // A packed header goes with the first step (advanceSmallSend).
   if (!q.headerPackedOut && !writeHeader(q)) return Status::ok();
@@ -124,42 +163,92 @@ Status Execution::sendHeader(PeerQueues& q, bool* moved) {
 }
 
 Status Execution::acceptHeader(int peer, PeerQueues& q, const CallHeader& arrived) {
-  ++q.recvCalls;
-  --headersPending_;
-  if (sameCall(q.expected, arrived)) return Status::ok();
-  sendHeadersBeforeFailing();
-  return checkCallHeader(q.expected, arrived, rank_, peer);
+  if (!sameCall(q.expected, arrived)) {
+    sendHeadersBeforeFailing();
+    return checkCallHeader(q.expected, arrived, rank_, peer);
+  }
+  headerAccepted(q);
+  return Status::ok();
 }
 
-// Every peer still owed this rank's header gets it now, header alone: it is about to see the connections close,
-// and the header tells it why.
-void Execution::sendHeadersBeforeFailing() {
-  for (auto& [other, p] : peers_) {
-    if (!p.headerOutPending && !p.headerPackedOut) continue;
-    if (p.headerOutWire == 0 && writeHeader(p)) {
-      bool ignored = false;
-      (void)p.connection->progress(&ignored);  // tcp: push it out before the connections close
-    }
-    p.headerOutPending = p.headerPackedOut = false;
+// A confirming stream counts this call as confirmed from here on, and confirms the batch once it is full. It
+// writes the confirmation at once where it can: a sender that has finished may close its connection, and one owed
+// to it must not be left for a later round to find the peer gone.
+void Execution::headerAccepted(PeerQueues& q) {
+  ++q.recvCalls;
+  --headersPending_;
+  if (!q.confirming) return;
+  q.confirming = false;
+  ++q.sendCalls;
+  if (++q.unconfirmed >= kConfirmEvery && !writeConfirmation(q)) {
+    q.confirmationPending = true;
+    ++headersPending_;
   }
 }
 
-// Owed headers that arrived, in order (armHeaders). Each comes alone, one line: a peer that agreed sent no bytes
-// with it. It is peeked first, so a mismatch leaves the peer's message in place.
+void Execution::sendDeferredHeaders() {
+  for (auto& [peer, q] : peers_) {
+    if (!q.confirming) continue;
+    q.confirming = false;
+    q.headerOutPending = true;
+    q.confirmationPending = q.unconfirmed > 0;  // the confirmed calls come first
+    headersPending_ += 1 + static_cast<size_t>(q.confirmationPending);
+  }
+}
+
+// Every peer still owed this rank's header gets it now, header alone (after the calls this rank confirms to it): it
+// is about to see the connections close, and the header tells it why.
+void Execution::sendHeadersBeforeFailing() {
+  for (auto& [other, p] : peers_) {
+    const bool confirmed = p.unconfirmed == 0 || writeConfirmation(p);
+    if (!p.headerOutPending && !p.headerPackedOut && !p.confirming) continue;
+    if (confirmed && p.headerOutWire == 0 && writeHeader(p)) {
+      bool ignored = false;
+      (void)p.connection->progress(&ignored);  // tcp: push it out before the connections close
+    }
+    p.headerOutPending = p.headerPackedOut = p.confirming = false;
+  }
+}
+
+// What the peer paid of the owed headers (armHeaders), in order: confirmations of several calls, or a header alone
+// (one line: a peer that agreed sent no bytes with it). Each is peeked first, so a mismatch leaves the peer's
+// message in place.
 Status Execution::receiveOwedHeaders(int peer, PeerQueues& q, bool* moved) {
   while (!q.owedHeaders.empty()) {
     CallHeader arrived;
-    if (!q.small->peek(&arrived, sizeof(arrived))) return Status::ok();
+    if (!q.small->peek(&arrived, sizeof(arrived))) break;
+    *moved = true;
+    if (arrived.magic == CallHeader::kConfirmMagic) {
+      CHORUS_TRY(takeConfirmation(peer, q, arrived));
+      continue;
+    }
     const CallHeader expected = q.owedHeaders.front();
     q.owedHeaders.pop_front();
     ++q.recvCalls;
-    *moved = true;
     if (!sameCall(expected, arrived)) {
       sendHeadersBeforeFailing();
       return checkCallHeader(expected, arrived, rank_, peer);
     }
     if (!q.small->recv(&arrived, sizeof(arrived))) return internalError("a peeked call header vanished");
   }
+  if (q.owedOverLimit && q.owedHeaders.size() <= kMaxOwedHeaders) {
+    q.owedOverLimit = false;
+    --headersPending_;
+  }
+  return Status::ok();
+}
+
+Status Execution::takeConfirmation(int peer, PeerQueues& q, const CallHeader& arrived) {
+  const uint32_t calls = arrived.streamCall - q.recvCalls;  // unsigned: right across the counter's wrap
+  if (calls == 0 || calls > q.owedHeaders.size()) {
+    return invalidUsage("the stream from rank " + std::to_string(peer) + " is out of step: it confirms its calls " +
+                        "with this rank up to " + std::to_string(arrived.streamCall) + ", this rank made " +
+                        std::to_string(q.recvCalls + q.owedHeaders.size()) + " (an earlier call differed)");
+  }
+  q.owedHeaders.erase(q.owedHeaders.begin(), q.owedHeaders.begin() + calls);
+  q.recvCalls = arrived.streamCall;
+  CallHeader taken;
+  if (!q.small->recv(&taken, sizeof(taken))) return internalError("a peeked confirmation vanished");
   return Status::ok();
 }
 
@@ -167,9 +256,9 @@ Status Execution::receiveOwedHeaders(int peer, PeerQueues& q, bool* moved) {
 // shows is the real cause (the peer closed the connection because of it).
 Status Execution::explain(int peer, PeerQueues& q, const Status& failure) {
   if (!q.owedHeaders.empty()) {  // the owed headers come first on the stream
-    CallHeader arrived;
-    if (!q.small->peek(&arrived, sizeof(arrived)) || sameCall(q.owedHeaders.front(), arrived)) return failure;
-    return checkCallHeader(q.owedHeaders.front(), arrived, rank_, peer);
+    bool ignored = false;
+    CHORUS_TRY(receiveOwedHeaders(peer, q, &ignored));
+    if (!q.owedHeaders.empty()) return failure;
   }
   if (!q.headerInPending && !q.headerPackedIn) return failure;
   // The small channel is peeked: the header is the start of the peer's message whether it packed it or not.
