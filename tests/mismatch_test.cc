@@ -118,13 +118,20 @@ TEST_P(Mismatch, ReduceRootsDifferOnALeaf) {
   for (size_t r = 0; r < results.size(); ++r) EXPECT_EQ(results[r].exitCode, 0) << "rank " << r;
 }
 
-// A long loop of calls whose bytes flow one way: the receivers confirm the senders' headers in batches, the
-// senders run ahead of them no more than a bounded number of calls, and every call's bytes are right.
+// Long loops of calls whose bytes flow one way: the receivers confirm the senders' headers in batches (a run of
+// Broadcasts from one root, longer than a sender may run ahead), and before they send themselves (Broadcasts and
+// Reduces taking turns, their roots changing); every call's bytes are right.
 TEST_P(Mismatch, LongLoopsOfOneWayCallsRunAndCheck) {
   auto results = runProcesses(3, GetParam(), [](Communicator& comm) -> std::string {
     std::vector<float> data(4);
-    for (int i = 0; i < 300; ++i) {
-      const int root = i < 150 ? 0 : (i / 40) % 3;  // one root, then runs of calls with each
+    for (int i = 0; i < 200; ++i) {
+      std::fill(data.begin(), data.end(), static_cast<float>(comm.rank() == 0 ? i : -1));
+      Status st = comm.broadcast(data.data(), data.data(), data.size(), DataType::kFloat32, 0);
+      if (!st.isOk()) return "Broadcast " + std::to_string(i) + " of the run: " + st.message();
+      if (data[3] != static_cast<float>(i)) return "Broadcast " + std::to_string(i) + " of the run was wrong";
+    }
+    for (int i = 0; i < 200; ++i) {
+      const int root = (i / 30) % 3;
       std::fill(data.begin(), data.end(), static_cast<float>(comm.rank() == root ? i : -1));
       Status st = comm.broadcast(data.data(), data.data(), data.size(), DataType::kFloat32, root);
       if (!st.isOk()) return "Broadcast " + std::to_string(i) + ": " + st.message();
