@@ -563,15 +563,16 @@ Status failure(const Execution* e, const Status& st) {
   return out;
 }
 
-// One progress round over every unfinished execution.
+// One progress round over every unfinished execution. *allDone tells whether all are done after it: a call that
+// finishes in its first round (a small one usually does) returns without another.
 Status round(std::span<Execution* const> executions, bool* allDone, bool* moved) {
   *allDone = true;
   for (Execution* e : executions) {
     if (e->done()) continue;
-    *allDone = false;
     Status st = e->advance(moved);
     if (st.isOk()) st = e->pollConnections(false, moved);
     if (!st.isOk()) return failure(e, st);
+    *allDone = *allDone && e->done();
   }
   return Status::ok();
 }
