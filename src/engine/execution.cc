@@ -584,7 +584,7 @@ Status round(std::span<Execution* const> executions, bool* allDone, bool* moved)
 Status waitPastSpin(std::span<Execution* const> executions, bool* done) {
   double timeout = executions.empty() ? timeoutOr(0) : timeoutOr(executions[0]->timeoutSeconds());
   for (Execution* e : executions) timeout = std::min(timeout, timeoutOr(e->timeoutSeconds()));
-  // The peers may be waiting on this rank's headers (peers that believe they only send to this rank, too).
+  // A peer may be waiting on this rank's header: one that, like this rank, believes it only receives from the other.
   for (Execution* e : executions) e->sendDeferredHeaders();
   const auto idleSince = std::chrono::steady_clock::now();
   const Deadline deadline = Deadline::after(timeout);

@@ -138,7 +138,6 @@ bool Execution::writeConfirmation(PeerQueues& q) {
   CallHeader confirmation;
   confirmation.magic = CallHeader::kConfirmMagic;
   confirmation.streamCall = q.sendCalls;
-  confirmation.count = q.unconfirmed;
   if (!q.small->send(nullptr, 0, &confirmation, sizeof(confirmation))) return false;
   q.unconfirmed = 0;
   return true;
