@@ -215,6 +215,27 @@ TEST(ThreadCommunicator, BadArgumentsAreRejected) {
   EXPECT_EQ(Communicator::create(id, 2, 0, &none).code(), ErrorCode::kInvalidArgument);  // not a chorus id
 }
 
+// A repeated call's arguments are checked once (CallValidator); any argument that differs is checked again, and
+// a call that failed its checks is not taken for one that passed.
+TEST(ThreadCommunicator, ArgumentsChangedAfterARepeatedCallAreChecked) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(1, &comms).isOk());
+  Communicator& c = *comms[0];
+  float x = 1, y = 0;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(c.broadcast(&x, &y, 1, DataType::kFloat32, 0).isOk());
+  EXPECT_EQ(c.broadcast(&x, &y, 1, DataType::kFloat32, 1).code(), ErrorCode::kInvalidArgument);  // root
+  EXPECT_EQ(c.broadcast(nullptr, &y, 1, DataType::kFloat32, 0).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(c.broadcast(&x, &y, 1, static_cast<DataType>(42), 0).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(c.broadcast(&x, &y, SIZE_MAX / 2, DataType::kFloat32, 0).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(c.allReduce(&x, &y, 1, DataType::kFloat32, RedOp{static_cast<RedOpKind>(9), 1}).code(),
+            ErrorCode::kInvalidArgument);
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(c.broadcast(&x, &y, 1, DataType::kFloat32, 1).code(), ErrorCode::kInvalidArgument);
+  y = 0;
+  ASSERT_TRUE(c.broadcast(&x, &y, 1, DataType::kFloat32, 0).isOk());
+  EXPECT_EQ(y, 1.0f);
+}
+
 TEST(ThreadCommunicator, SendRecvCountMismatchIsReported) {
   std::vector<std::unique_ptr<Communicator>> comms;
   ASSERT_TRUE(Communicator::createLocal(2, &comms).isOk());

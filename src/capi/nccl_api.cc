@@ -34,8 +34,8 @@ ncclResult_t resultOf(const Status& st) {
   return static_cast<ncclResult_t>(st.code());
 }
 
-ncclResult_t report(const Status& st) {
-  if (st.isOk()) return ncclSuccess;
+// An error's message is kept for ncclGetLastError and logged; the ok status of every call returns at once.
+[[gnu::noinline]] ncclResult_t reportError(const Status& st) {
   if (st.code() == chorus::ErrorCode::kInProgress) return ncclInProgress;
   {
     std::lock_guard<std::mutex> lock(gErrorMutex);
@@ -44,6 +44,8 @@ ncclResult_t report(const Status& st) {
   CHORUS_WARN(kColl, "%s", st.message().c_str());
   return resultOf(st);
 }
+
+inline ncclResult_t report(const Status& st) { return st.isOk() ? ncclSuccess : reportError(st); }
 
 // No C++ exception crosses the C API: each function ends in CHORUS_CATCH, which turns one into an error code (an
 // allocation failure is ncclSystemError, anything else ncclInternalError) with a message naming the function.
@@ -89,10 +91,11 @@ Status checkComm(ncclComm_t comm, bool entered, const char* fn) {
 // Enters `comm`'s gate for the rest of the function, or returns the error. `Call` is chorus::OwnerCall for the owner
 // thread's calls (collectives, point-to-point, finalize, split: a plain store, no fence) and chorus::SharedCall for
 // calls any thread may make at any time (a watchdog's status queries, op creation).
-#define CHORUS_ENTER(Call, comm, fn)                                                \
-  if (ncclResult_t r_ = report(checkShell(comm, fn)); r_ != ncclSuccess) return r_; \
-  Call call_(comm->gate);                                                           \
-  if (ncclResult_t r_ = report(checkComm(comm, call_.entered(), fn)); r_ != ncclSuccess) return r_
+// The checks that pass are a load and a compare each; the statuses naming a failure are built only then.
+#define CHORUS_ENTER(Call, comm, fn)                                                                                 \
+  if (!comm || comm->magic.load(std::memory_order_relaxed) != ncclComm::kAlive) return report(checkShell(comm, fn)); \
+  Call call_(comm->gate);                                                                                            \
+  if (!call_.entered() || !comm->comm) return report(checkComm(comm, call_.entered(), fn))
 // Owner calls that communicate also refuse a revoked communicator.
 #define CHORUS_ENTER_OWNER(comm, fn)                 \
   CHORUS_ENTER(chorus::OwnerCall, comm, fn);         \

@@ -577,13 +577,13 @@ void CommImpl::logCalls(const std::vector<Operation>& ops, double microseconds, 
   }
 }
 
-Status CommImpl::execute(Operation op) {
+Status CommImpl::execute(Operation&& op) {
   // No lock here: a lock's atomic exchange fences every call, and the sender of a small message then waits for its
   // store to reach the receiver's core (a tenth of a small Broadcast). The execution is ours all the same: the
   // async worker is idle once drained, and a communicator is used by one thread at a time (as in NCCL).
   worker_.drain();
-  single_.clear();
-  single_.push_back(std::move(op));
+  single_.resize(1);
+  single_.front() = std::move(op);
   return runLogged(single_);
 }
 

@@ -44,6 +44,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void* barrierCell() { return &barrierCell_; }
   /// The owner thread's gate: held by every call, closed by abort().
   CallGate& gate() { return gate_; }
+  /// The argument checks of the owner thread's calls (it alone uses them, inside gate()).
+  CallValidator& validator() { return validator_; }
 
   int rank() const { return rank_; }
   int size() const { return nranks_; }
@@ -63,7 +65,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void logCalls(const std::vector<Operation>& ops, double microseconds, const Status& st) const;
 
   /// Runs one operation in the calling thread, after any queued async work.
-  Status execute(Operation op);
+  Status execute(Operation&& op);
   Request submit(Operation op);
   /// Queues `ops` to run together, as one group, on the communicator's thread.
   Request submit(std::vector<Operation> ops);
@@ -180,9 +182,10 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::vector<std::byte> scratch_;
   std::unique_ptr<engine::Execution> execution_;  // reused call after call
   std::vector<Operation> single_;                 // the one-operation list of execute(), reused
-  std::vector<const algo::Plan*> planOfOp_;       // prepare()'s working lists, reused
-  std::vector<const char*> algorithmOfOp_;        // per operation of the last prepare() (COLL log of groups)
-  const char* lastAlgorithm_ = "";                // the algorithm of the last single call prepared (COLL log)
+  CallValidator validator_;
+  std::vector<const algo::Plan*> planOfOp_;  // prepare()'s working lists, reused
+  std::vector<const char*> algorithmOfOp_;   // per operation of the last prepare() (COLL log of groups)
+  const char* lastAlgorithm_ = "";           // the algorithm of the last single call prepared (COLL log)
   std::vector<size_t> scratchOffsets_;
   std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)
   /// The single operation execution_ holds bound, when it can run again by a rewind (same call, any buffers).

@@ -236,7 +236,7 @@ Status run(CommImpl& impl, Operation op) {
   if (impl.blocking() && !impl.initialized()) {
     return invalidUsage("communicator is not initialized (did its init fail?)");
   }
-  CHORUS_TRY(validate(op, impl.rank(), impl.size()));
+  CHORUS_TRY(impl.validator().check(op, impl.rank(), impl.size()));
   if (movesNothing(op)) return Status::ok();
   CHORUS_TRY(gpu::placeOperation(&op, impl.rank(), impl.size()));
   if (group::active()) {
@@ -259,7 +259,7 @@ Request runAsync(CommImpl& impl, Operation op) {
               : group::active()
                   ? invalidUsage(std::string(name) + ": an async call inside a group (use the blocking call there)")
               : impl.initialized() || !impl.blocking()
-                  ? validate(op, impl.rank(), impl.size())
+                  ? impl.validator().check(op, impl.rank(), impl.size())
                   : invalidUsage("communicator is not initialized (did its init fail?)");
   if (!st.isOk()) return finishedRequest(st);
   if (movesNothing(op)) return finishedRequest(Status::ok());

@@ -119,6 +119,20 @@ Status validate(const Operation& op, int rank, int nranks) {
   return Status::ok();
 }
 
+Status CallValidator::check(const Operation& op, int rank, int nranks) {
+  if (sameAsPassed(op)) return Status::ok();
+  CHORUS_TRY(validate(op, rank, nranks));
+  passed_ = op.type != CollType::kAlltoAllv;
+  type_ = op.type;
+  send_ = op.send;
+  recv_ = op.recv;
+  count_ = op.count;
+  dtype_ = op.dtype;
+  kind_ = op.op.kind;
+  root_ = op.root;
+  return Status::ok();
+}
+
 Status checkSelfExchanges(const std::vector<Operation>& ops, int rank) {
   std::vector<uint64_t> sent, received;  // bytes of each self Send and self Recv, in call order
   for (const Operation& op : ops) {

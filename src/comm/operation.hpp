@@ -37,6 +37,28 @@ BufferExtents bufferExtents(const Operation& op, int rank, int nranks);
 /// Checks the arguments of `op` for a rank of a communicator of `nranks`; the message names the bad argument.
 Status validate(const Operation& op, int rank, int nranks);
 
+/// validate() for the calls of one thread on one communicator, remembering the last call that passed: a loop that
+/// repeats a call (the same collective, buffers, count, type, op and root) checks its arguments once, as the
+/// checks depend on nothing else. AlltoAllv's counts are checked on every call.
+class CallValidator {
+ public:
+  Status check(const Operation& op, int rank, int nranks);
+
+ private:
+  bool sameAsPassed(const Operation& op) const {
+    return passed_ && op.type == type_ && op.send == send_ && op.recv == recv_ && op.count == count_ &&
+           op.dtype == dtype_ && op.op.kind == kind_ && op.root == root_;
+  }
+  bool passed_ = false;
+  algo::CollType type_ = algo::CollType::kAllReduce;
+  const void* send_ = nullptr;
+  void* recv_ = nullptr;
+  size_t count_ = 0;
+  DataType dtype_ = DataType::kFloat32;
+  RedOpKind kind_ = RedOpKind::kSum;
+  int root_ = 0;
+};
+
 /// The Sends to this rank itself and the Recvs from it among one call's (or group's) `ops` must pair up in order
 /// with equal sizes: a lone one would leave data behind for a later call, or read what an earlier one left.
 Status checkSelfExchanges(const std::vector<Operation>& ops, int rank);

@@ -249,7 +249,7 @@ Status PeerGroup::exchange(const SetupInfo& mine, std::vector<SetupInfo>* all, c
   gather.recv = all->data();
   gather.count = sizeof(SetupInfo);
   gather.dtype = DataType::kUint8;
-  return comm_.execute(gather).withContext(std::string("setting up the device path (") + what + ")");
+  return comm_.execute(std::move(gather)).withContext(std::string("setting up the device path (") + what + ")");
 }
 
 // Why the ranks' calls cannot run over each other's device memory, from where they are; empty where they can.
@@ -380,7 +380,7 @@ Status PeerGroup::allAgree(bool mine, bool* everyone, const char* what) {
   agree.count = 1;
   agree.dtype = DataType::kInt32;
   agree.op = RedOp::min();
-  CHORUS_TRY(comm_.execute(agree).withContext(std::string("setting up the device path (") + what + ")"));
+  CHORUS_TRY(comm_.execute(std::move(agree)).withContext(std::string("setting up the device path (") + what + ")"));
   *everyone = out != 0;
   return Status::ok();
 }

@@ -39,7 +39,8 @@ FlightRecorder::FlightRecorder(size_t capacity)
     : capacity_(capacity), slots_(capacity ? new Slot[capacity] : nullptr) {}
 
 void FlightRecorder::write(Slot& s, const FlightEntry& e) {
-  Packed p{};
+  Packed p;
+  if constexpr (sizeof(FlightEntry) < sizeof(Packed)) p = {};
   std::memcpy(&p, &e, sizeof(e));
   const uint64_t v = s.version.load(std::memory_order_relaxed);
   s.version.store(v + 1, std::memory_order_relaxed);
@@ -66,14 +67,18 @@ bool FlightRecorder::read(const Slot& s, FlightEntry* e) const {
 uint64_t FlightRecorder::start(const FlightEntry& e) {
   if (capacity_ == 0) return 0;
   const uint64_t n = recorded_.load(std::memory_order_relaxed);
-  write(slots_[static_cast<size_t>(n % capacity_)], e);
+  write(slots_[nextSlot_], e);
+  nextSlot_ = nextSlot_ + 1 == capacity_ ? 0 : nextSlot_ + 1;
   recorded_.store(n + 1, std::memory_order_release);
   return n;
 }
 
 void FlightRecorder::finish(uint64_t index, OpState state, uint64_t endedTick) {
-  if (capacity_ == 0 || recorded_.load(std::memory_order_relaxed) - index > capacity_) return;
-  Slot& s = slots_[static_cast<size_t>(index % capacity_)];
+  const uint64_t recorded = recorded_.load(std::memory_order_relaxed);
+  if (capacity_ == 0 || recorded - index > capacity_) return;
+  // The newest entry, the usual one, sits just before the next slot: no division on a call's path.
+  Slot& s = index + 1 == recorded ? slots_[(nextSlot_ == 0 ? capacity_ : nextSlot_) - 1]
+                                  : slots_[static_cast<size_t>(index % capacity_)];
   // Only this thread writes the slot, so its state word reads back as written; the state is one byte of it.
   const uint64_t stateWord = (s.words[kStateWord].load(std::memory_order_relaxed) & ~(uint64_t{0xff} << kStateShift)) |
                              (uint64_t{static_cast<uint8_t>(state)} << kStateShift);

@@ -60,7 +60,8 @@ class FlightRecorder {
 
   size_t capacity_;
   std::unique_ptr<Slot[]> slots_;
-  std::atomic<uint64_t> recorded_{0};  // entries ever started; the next one goes to slot recorded_ % capacity_
+  std::atomic<uint64_t> recorded_{0};  // entries ever started
+  size_t nextSlot_ = 0;                // recorded_ % capacity_, kept by the writer
 };
 
 }  // namespace chorus::observe
