@@ -390,12 +390,6 @@ Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out
   if (aborted_) return remoteError("the communicator was aborted");
   if (failed_.load(std::memory_order_acquire)) return poisonedError();
   if (!initialized()) return invalidUsage("communicator is not initialized (did its init fail?)");
-  if (!execution_) {
-    execution_ = std::make_unique<engine::Execution>(
-        rank_, [this](int peer) { return connection(peer); }, &aborted_);
-    execution_->setSpinIterations(spinIterations_);
-    execution_->setTimeoutSeconds(config_.timeoutSeconds);
-  }
   // The same single call as last time: its bound steps are still valid, once pointed at this call's buffers.
   if (ops.size() == 1 && bound_.sameCall(ops.front())) {
     const Operation& op = ops.front();
@@ -411,6 +405,17 @@ Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out
     calls_.front().entry.sequence = sequence_;  // the same operation as the last call's entry
     *out = execution_.get();
     return Status::ok();
+  }
+  return bindAnew(ops, out);
+}
+
+// Out of line, so that the repeated call's path above stays short.
+[[gnu::noinline]] Status CommImpl::bindAnew(const std::vector<Operation>& ops, engine::Execution** out) {
+  if (!execution_) {
+    execution_ = std::make_unique<engine::Execution>(
+        rank_, [this](int peer) { return connection(peer); }, &aborted_);
+    execution_->setSpinIterations(spinIterations_);
+    execution_->setTimeoutSeconds(config_.timeoutSeconds);
   }
   bound_.valid = false;
   CHORUS_TRY(checkSelfExchanges(ops, rank_));

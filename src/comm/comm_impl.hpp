@@ -133,6 +133,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   const CachedPlan* plan(const algo::CollShape& shape);
   /// prepare() less the flight recorder: binds `ops` to the execution.
   Status bind(const std::vector<Operation>& ops, engine::Execution** out);
+  /// bind() for a call other than the last one: plans, scratch and steps made for it.
+  Status bindAnew(const std::vector<Operation>& ops, engine::Execution** out);
   /// Records calls_ in the flight recorder as started at `started` (ticks).
   void startRecording(const std::vector<Operation>& ops, uint64_t started);
   /// Records the running calls_ as completed or failed now (and the time of a single completed one in the
