@@ -53,8 +53,9 @@ Status StoreClient::request(uint32_t op, const std::string& key, const std::stri
       return timeoutError("bootstrap root " + server_.toString() + " (key '" + key + "'): no reply before the " +
                           (deadline.cancelled() ? "cancellation" : "timeout"));
     }
-    // A reply that started arriving is read whole (it follows its first bytes closely).
-    const Deadline rest = Deadline::after(std::min(10.0, TimeoutScope::seconds()));
+    // A reply that started arriving is read whole (it follows its first bytes closely), under CHORUS_TIMEOUT up to
+    // 10 s: not the caller's wait, which may be a slice of milliseconds (agreement's polls) or cancelled by now.
+    const Deadline rest = Deadline::uncancellableAfter(std::min(10.0, timeoutOr(0)));
     st = net::recvAll(fd_, &r, sizeof(r), rest);
     if (st.isOk() && r.valueBytes > wire::kMaxValue) st = remoteError("malformed reply");
     if (st.isOk()) {

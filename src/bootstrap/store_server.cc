@@ -293,8 +293,9 @@ class StoreServer {
   void reply(int fd, uint64_t sequence, uint32_t status, const std::string& value) {
     if (!find(fd)) return;
     wire::ReplyHeader h{status, 0, value.size(), sequence};
-    Deadline d = Deadline::after(10);
-    if (!net::sendAll(fd, &h, sizeof(h), d).isOk() || !net::sendAll(fd, value.data(), value.size(), d).isOk()) {
+    std::string message(reinterpret_cast<const char*>(&h), sizeof(h));  // one send: the reply arrives whole
+    message += value;
+    if (!net::sendAll(fd, message.data(), message.size(), Deadline::after(10)).isOk()) {
       if (Client* c = find(fd)) drop(*c, "client stopped reading replies");
     }
   }

@@ -63,6 +63,12 @@ class Deadline {
   }
   /// The deadline of CHORUS_TIMEOUT seconds from now (or of the communicator's own timeout, see TimeoutScope).
   static Deadline fromSettings() { return after(TimeoutScope::seconds()); }
+  /// `seconds` from now, whatever CancelScope is in force: for finishing a message already under way, since one
+  /// left half-read puts its stream out of step for good.
+  static Deadline uncancellableAfter(double seconds) {
+    return Deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)),
+                    nullptr);
+  }
 
   bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
   bool expired() const { return cancelled() || Clock::now() >= end_; }
