@@ -57,18 +57,12 @@ class Deadline {
  public:
   using Clock = std::chrono::steady_clock;
 
-  static Deadline after(double seconds) {
-    return Deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)),
-                    detail::tCancelFlag);
-  }
+  static Deadline after(double seconds) { return Deadline(fromNow(seconds), detail::tCancelFlag); }
   /// The deadline of CHORUS_TIMEOUT seconds from now (or of the communicator's own timeout, see TimeoutScope).
   static Deadline fromSettings() { return after(TimeoutScope::seconds()); }
   /// `seconds` from now, whatever CancelScope is in force: for finishing a message already under way, since one
   /// left half-read puts its stream out of step for good.
-  static Deadline uncancellableAfter(double seconds) {
-    return Deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)),
-                    nullptr);
-  }
+  static Deadline uncancellableAfter(double seconds) { return Deadline(fromNow(seconds), nullptr); }
 
   bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
   bool expired() const { return cancelled() || Clock::now() >= end_; }
@@ -85,6 +79,9 @@ class Deadline {
  private:
   static constexpr int kCancelPollMs = 10;
   Deadline(Clock::time_point end, const std::atomic<bool>* cancel) : end_(end), cancel_(cancel) {}
+  static Clock::time_point fromNow(double seconds) {
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  }
   Clock::time_point end_;
   const std::atomic<bool>* cancel_;
 };
