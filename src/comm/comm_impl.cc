@@ -262,6 +262,7 @@ Status CommImpl::buildSystem() {
   for (const auto& [machine, load] : machines) anyOversubscribed |= load.first > load.second;
   const auto& [myRanks, myCores] = machines[peers_[rank_].machineId];
   machineOversubscribed_ = myRanks > myCores;
+  residency_ = engine::CacheResidency(engine::lastLevelCacheShare(myRanks));
   selector_.costs = tuner::costInputs(costs, anyOversubscribed);
   selector_.measured = tuner::measuredRules(costs, nranks_, static_cast<int>(hosts.size()));
   selector_.deterministic = settings().deterministic;
@@ -401,6 +402,7 @@ Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out
     count(bound_.type, bound_.payload, bound_.wire);
     observe::MetricsTable::addCall(bound_.metrics, bound_.payload, bound_.wire);
     lastAlgorithm_ = bound_.algorithm;
+    execution_->setStreamingFrom(streamingFrom(op.recv, bound_.extents));
     execution_->rewind(++sequence_);
     calls_.front().entry.sequence = sequence_;  // the same operation as the last call's entry
     *out = execution_.get();
@@ -491,15 +493,29 @@ Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out
     execution_->append(*plans[i], b);
   }
   execution_->sign(signatureOf(ops));
+  // A group's buffers are not tracked: its steps stream from the fixed threshold.
+  const BufferExtents extents = ops.size() == 1 ? bufferExtents(ops.front(), rank_, nranks_) : BufferExtents{};
+  execution_->setStreamingFrom(ops.size() == 1 ? streamingFrom(ops.front().recv, extents)
+                                               : engine::kStreamingThreshold);
   // Remember a single call for the fast path, unless its binding depends on more than its arguments (AlltoAllv's
   // counts, PreMulSum's scaled copy of the input).
   const Operation& first = ops.front();
   if (ops.size() == 1 && first.type != algo::CollType::kAlltoAllv && first.op.kind != RedOpKind::kPreMulSum) {
-    bound_ = {true,          first.type, first.send,   first.recv, first.count,    first.dtype,
-              first.op.kind, first.root, firstPayload, firstWire,  lastAlgorithm_, calls_.front().metrics};
+    bound_ = {true,       first.type,   first.send, first.recv, first.count,    first.dtype,           first.op.kind,
+              first.root, firstPayload, firstWire,  extents,    lastAlgorithm_, calls_.front().metrics};
   }
   *out = execution_.get();
   return Status::ok();
+}
+
+// Steps of calls whose receive buffer is out of the cache stream from a lower size (engine/execution.hpp).
+size_t CommImpl::streamingFrom(const void* recv, const BufferExtents& extents) {
+  if (extents.recvBytes < engine::kColdStreamingThreshold) {  // no step of it streams either way
+    residency_.pass(extents.recvBytes + extents.sendBytes);
+    return engine::kStreamingThreshold;
+  }
+  const bool cached = residency_.touch(recv, extents.recvBytes, extents.sendBytes);
+  return cached ? engine::kStreamingThreshold : engine::kColdStreamingThreshold;
 }
 
 engine::CallSignature CommImpl::signatureOf(const std::vector<Operation>& ops) const {

@@ -18,6 +18,7 @@
 #include "comm/heartbeat.hpp"
 #include "comm/operation.hpp"
 #include "core/call_gate.hpp"
+#include "engine/cache_residency.hpp"
 #include "engine/execution.hpp"
 #include "observe/flight_dump.hpp"
 #include "observe/flight_recorder.hpp"
@@ -135,6 +136,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   Status bind(const std::vector<Operation>& ops, engine::Execution** out);
   /// bind() for a call other than the last one: plans, scratch and steps made for it.
   Status bindAnew(const std::vector<Operation>& ops, engine::Execution** out);
+  /// The step size from which a single call's run writes with streaming stores, noting its buffers' use.
+  size_t streamingFrom(const void* recv, const BufferExtents& extents);
   /// Records calls_ in the flight recorder as started at `started` (ticks).
   void startRecording(const std::vector<Operation>& ops, uint64_t started);
   /// Records the running calls_ as completed or failed now (and the time of a single completed one in the
@@ -201,6 +204,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     RedOpKind op;
     int root;
     uint64_t payload, wire;  // what one run of it adds to the counters
+    BufferExtents extents;
     const char* algorithm;
     observe::MetricsTable::Cell* metrics;
     /// The same call but perhaps on other buffers: the bound steps need only be pointed at them.
@@ -208,6 +212,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
       return valid && o.type == type && o.count == count && o.dtype == dtype && o.op.kind == op && o.root == root;
     }
   } bound_;
+  engine::CacheResidency residency_;  // which receive buffers are still in this core's cache
   AsyncWorker worker_;
   /// Per collective type (algo::CollType): calls, payload bytes, wire bytes. Written under executionMutex_, read
   /// from any thread.
