@@ -213,6 +213,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     }
   } bound_;
   engine::CacheResidency residency_;  // which receive buffers are still in this core's cache
+  size_t coldStreamingFrom_ = 0;      // CHORUS_COLD_STREAMING (0: every buffer taken as cached)
   AsyncWorker worker_;
   /// Per collective type (algo::CollType): calls, payload bytes, wire bytes. Written under executionMutex_, read
   /// from any thread.

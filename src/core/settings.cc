@@ -167,6 +167,12 @@ const std::vector<Setting>& registry() {
         "(unset: each transport's own, 256 KiB; transfers a plan staged for several peers from 32 KiB)"},
        kNonNegative,
        bytes(&Settings::directThreshold, 0, INT64_MAX, {"", -1})},
+      {{"CHORUS_COLD_STREAMING", "", "65536",
+        "steps of at least this many bytes into a receive buffer not written lately (judged from the buffers of a "
+        "communicator's last calls) are written with streaming stores; 0 = off (every buffer taken as cached: "
+        "streaming from 2 MiB steps)"},
+       kNonNegative,
+       bytes(&Settings::coldStreaming, 0)},
       {{"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
        kBoolean,
        boolean(&Settings::shmCma)},

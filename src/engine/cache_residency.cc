@@ -11,13 +11,18 @@ namespace chorus::engine {
 bool CacheResidency::touch(const void* dst, size_t writeBytes, size_t readBytes) {
   const uint64_t now = clock_;
   clock_ += writeBytes + readBytes;
-  for (Written& w : recent_) {
-    if (w.dst != dst) continue;
-    const bool cached = now - w.at <= budget_;  // its last write and everything touched since
-    w.at = now;
+  const auto seen = [&](size_t slot) {
+    const bool cached = now - recent_[slot].at <= budget_;  // its last write and everything touched since
+    recent_[slot].at = now;
+    last_ = slot;
     return cached;
+  };
+  if (recent_[last_].dst == dst) return seen(last_);
+  for (size_t slot = 0; slot < kRemembered; ++slot) {
+    if (recent_[slot].dst == dst) return seen(slot);
   }
   recent_[next_] = {dst, now};
+  last_ = next_;
   next_ = (next_ + 1) % kRemembered;
   return false;
 }

@@ -23,7 +23,7 @@ class CacheResidency {
   /// Notes a call that touched `bytes` without asking about its buffers (one too small to stream any step).
   void pass(size_t bytes) { clock_ += bytes; }
 
-  static constexpr size_t kRemembered = 64;  // 64 buffers of the smallest streamed step fill a 16 MiB share
+  static constexpr size_t kRemembered = 256;  // 256 buffers of 64 KiB (CHORUS_COLD_STREAMING) fill a 16 MiB share
 
  private:
   struct Written {
@@ -32,6 +32,7 @@ class CacheResidency {
   };
   std::array<Written, kRemembered> recent_{};
   size_t next_ = 0;     // the slot the next new buffer takes (the oldest one)
+  size_t last_ = 0;     // the slot of the last buffer asked about (a loop on one buffer finds it first)
   uint64_t clock_ = 0;  // bytes touched by every call noted so far
   size_t budget_;
 };

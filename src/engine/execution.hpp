@@ -28,11 +28,6 @@ namespace chorus::engine {
 // 4-8 MiB 0.63x the time; at 4 ranks AllGather of 8-16 MiB 0.55-0.60x, Broadcast 0.62-0.70x. 1 MiB gained more
 // cold but lost up to 1.17x hot, and 512 KiB twice the time hot: smaller steps stay in cache.
 constexpr size_t kStreamingThreshold = 2 << 20;
-// The same for a call whose receive buffer is out of the cache (cache_residency.hpp): a plain store would first read
-// each line from memory. 256 KiB, measured cold on the same VM (5 launches, against 2 MiB): at 4 ranks Broadcast of
-// 512 KiB-1 MiB 0.66-0.70x the time, AlltoAll 0.64-0.75x and AllGather 0.71-0.74x at 1-4 MiB; at 2 ranks 0.54-0.72x.
-constexpr size_t kColdStreamingThreshold = 256 << 10;
-
 /// The real memory behind the three buffer kinds of a plan, and how to reduce elements.
 struct Binding {
   const void* send = nullptr;
@@ -101,7 +96,7 @@ class Execution {
   /// (advanceLocals). Plans must not depend on either order: the plan simulator runs every local step last.
   void setLargeLocal(size_t bytes) { largeLocal_ = bytes; }
   /// Steps of at least this many bytes are written with streaming stores in the runs that follow
-  /// (kStreamingThreshold, or kColdStreamingThreshold when the caller knows the receive buffer is cold).
+  /// (kStreamingThreshold, or less when the caller judges the receive buffer out of the cache).
   void setStreamingFrom(size_t bytes) { streamingFrom_ = bytes; }
 
  private:
