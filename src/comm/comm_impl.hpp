@@ -137,7 +137,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// bind() for a call other than the last one: plans, scratch and steps made for it.
   Status bindAnew(const std::vector<Operation>& ops, engine::Execution** out);
   /// The step size from which a single call's run writes with streaming stores, noting its buffers' use.
-  size_t streamingFrom(const void* recv, const BufferExtents& extents);
+  size_t streamingFrom(const void* send, const void* recv, const BufferExtents& extents);
   /// Records calls_ in the flight recorder as started at `started` (ticks).
   void startRecording(const std::vector<Operation>& ops, uint64_t started);
   /// Records the running calls_ as completed or failed now (and the time of a single completed one in the

@@ -8,18 +8,17 @@
 
 namespace chorus::engine {
 
-bool CacheResidency::touch(const void* dst, size_t writeBytes, size_t readBytes) {
+bool CacheResidency::touch(const void* dst, size_t footprintBytes) {
+  // The same buffer as the call before: cached unless the call alone outgrows the budget.
+  if (recent_[last_].dst == dst && clock_ > 0) return footprintBytes <= budget_;
   const uint64_t now = clock_;
-  clock_ += writeBytes + readBytes;
-  const auto seen = [&](size_t slot) {
-    const bool cached = now - recent_[slot].at <= budget_;  // its last write and everything touched since
+  clock_ += footprintBytes;
+  for (size_t slot = 0; slot < kRemembered; ++slot) {
+    if (recent_[slot].dst != dst) continue;
+    const bool cached = now - recent_[slot].at <= budget_;  // its last call and the other buffers' calls since
     recent_[slot].at = now;
     last_ = slot;
     return cached;
-  };
-  if (recent_[last_].dst == dst) return seen(last_);
-  for (size_t slot = 0; slot < kRemembered; ++slot) {
-    if (recent_[slot].dst == dst) return seen(slot);
   }
   recent_[next_] = {dst, now};
   last_ = next_;

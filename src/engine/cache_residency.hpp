@@ -16,12 +16,11 @@ class CacheResidency {
   /// `budgetBytes`: the share of the last-level cache this rank may count on (lastLevelCacheShare()).
   explicit CacheResidency(size_t budgetBytes = size_t{16} << 20) : budget_(budgetBytes) {}
 
-  /// Notes a call that writes `writeBytes` at `dst` and reads `readBytes` elsewhere; returns whether `dst` was
-  /// written by a call among the last kRemembered buffers' and at most the budget's bytes were touched from that
-  /// call's start on.
-  bool touch(const void* dst, size_t writeBytes, size_t readBytes);
-  /// Notes a call that touched `bytes` without asking about its buffers (one too small to stream any step).
-  void pass(size_t bytes) { clock_ += bytes; }
+  /// Notes a call that writes the buffer at `dst` and touches `footprintBytes` in all (its send and receive
+  /// buffers); returns whether `dst` is among the last kRemembered buffers asked about and the calls on other buffers
+  /// since its last call touched at most the budget's bytes, that last call's included (a call on the same buffer
+  /// as the one before: whether the call itself fits the budget).
+  bool touch(const void* dst, size_t footprintBytes);
 
   static constexpr size_t kRemembered = 256;  // 256 buffers of 64 KiB (CHORUS_COLD_STREAMING) fill a 16 MiB share
 
@@ -31,9 +30,11 @@ class CacheResidency {
     uint64_t at = 0;  // clock_ when the call writing it began
   };
   std::array<Written, kRemembered> recent_{};
-  size_t next_ = 0;     // the slot the next new buffer takes (the oldest one)
-  size_t last_ = 0;     // the slot of the last buffer asked about (a loop on one buffer finds it first)
-  uint64_t clock_ = 0;  // bytes touched by every call noted so far
+  size_t next_ = 0;  // the slot the next new buffer takes (the oldest one)
+  size_t last_ = 0;  // the slot of the last buffer asked about
+  // Bytes touched by the calls noted so far, where a call on the same buffer as the one before it adds nothing: it
+  // touches the same lines, so a loop on one buffer evicts no other.
+  uint64_t clock_ = 0;
   size_t budget_;
 };
 
