@@ -482,10 +482,14 @@ Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out
     calls_[i].entry.groupSize = static_cast<uint16_t>(std::min<size_t>(calls_.size(), 0xffff));
   }
   std::byte* base = scratch(scratchTotal);
+  BufferExtents extents;  // of the last operation: the only one, for the fast path below
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     engine::Binding b{op.send, op.recv, base + offsets[2 * i], kernels::reduceFunction(op.dtype, op.op.kind),
                       dataTypeSize(op.dtype)};
+    // Each operation's receive buffer judged on its own: a group's (DDP's buckets, batched Send/Recv) as a call's.
+    extents = bufferExtents(op, rank_, nranks_);
+    b.streamingFrom = streamingFrom(op.send, op.recv, extents);
     size_t premul = op.op.kind == RedOpKind::kPreMulSum ? reductionInputCount(op, rank_, nranks_) : 0;
     if (premul > 0) {
       kernels::scale(base + offsets[2 * i + 1], op.send, premul, op.dtype, op.op.scalar);
@@ -494,10 +498,6 @@ Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out
     execution_->append(*plans[i], b);
   }
   execution_->sign(signatureOf(ops));
-  // A group's buffers are not tracked: its steps stream from the fixed threshold.
-  const BufferExtents extents = ops.size() == 1 ? bufferExtents(ops.front(), rank_, nranks_) : BufferExtents{};
-  execution_->setStreamingFrom(ops.size() == 1 ? streamingFrom(ops.front().send, ops.front().recv, extents)
-                                               : engine::kStreamingThreshold);
   // Remember a single call for the fast path, unless its binding depends on more than its arguments (AlltoAllv's
   // counts, PreMulSum's scaled copy of the input).
   const Operation& first = ops.front();

@@ -136,7 +136,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   Status bind(const std::vector<Operation>& ops, engine::Execution** out);
   /// bind() for a call other than the last one: plans, scratch and steps made for it.
   Status bindAnew(const std::vector<Operation>& ops, engine::Execution** out);
-  /// The step size from which a single call's run writes with streaming stores, noting its buffers' use.
+  /// The step size from which an operation's steps write with streaming stores (each operation of a group judged on
+  /// its own), noting its buffers' use.
   size_t streamingFrom(const void* send, const void* recv, const BufferExtents& extents);
   /// Records calls_ in the flight recorder as started at `started` (ticks).
   void startRecording(const std::vector<Operation>& ops, uint64_t started);

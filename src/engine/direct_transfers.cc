@@ -79,7 +79,7 @@ Status Execution::stage(Work& w, PeerQueues& q) {
   if (!stagingBase_) CHORUS_TRY(staging_.reserve(stagingBytes_, &stagingBase_));
   StagedSource& source = stagedSources_[static_cast<size_t>(w.stagedSource)];
   if (!source.copied) {
-    transport::copyWith(storesFor(w.bytes), stagingBase_ + source.offset, w.src, w.bytes);
+    transport::copyWith(storesFor(w), stagingBase_ + source.offset, w.src, w.bytes);
     source.copied = true;
   }
   w.stagedCopy = stagingBase_ + source.offset;
@@ -222,7 +222,7 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
     if (w.kind == StepKind::kRecv) {
       size_t n = 0;
       CHORUS_TRY(q.direct->read(w.dst + w.wire + w.directDone, region, d.offset + w.directDone, d.bytes - w.directDone,
-                                storesFor(w.bytes), &n));
+                                storesFor(w), &n));
       w.directDone += n;
       *moved = *moved || n > 0;
     } else {
@@ -234,7 +234,7 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
       auto fold = [&](size_t at, const std::byte* theirs, std::byte* sums, size_t bytes) {
         std::byte* out = w.dst + w.wire + at;
         const std::byte* own = w.src + w.wire + at;
-        if (out == own || storesFor(w.bytes) != transport::Stores::kStreaming) {
+        if (out == own || storesFor(w) != transport::Stores::kStreaming) {
           w.reduce(out, own, theirs, bytes / w.elemSize);
           return;
         }

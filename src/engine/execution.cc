@@ -59,6 +59,7 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
   operations_ = operations;
   work_.clear();
   locals_.clear();
+  streamingFromOfPlan_.clear();
   stagingBytes_ = 0;
   stagingBase_ = nullptr;
   stagedSources_.clear();
@@ -145,6 +146,8 @@ Execution::PeerQueues& Execution::queues(int peer) {
 void Execution::append(const algo::Plan& plan, const Binding& binding) {
   const int base = static_cast<int>(work_.size());
   binding_ = binding;
+  const auto planIndex = static_cast<uint32_t>(streamingFromOfPlan_.size());
+  streamingFromOfPlan_.push_back(binding.streamingFrom);
   // A direct send registers the part of its buffer that the plan's sends read: one region per buffer, so the steps
   // of a call share a registration and a repeated call finds it in the transport's cache.
   size_t sentExtent[3] = {0, 0, 0};
@@ -192,6 +195,7 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
     w.after = s.after < 0 ? -1 : s.after + base;
     w.from = s.src;
     w.to = s.dst;
+    w.plan = planIndex;
     const int index = static_cast<int>(work_.size());
     work_.push_back(w);
     ++remaining_;
@@ -348,7 +352,7 @@ Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
       // Broadcast from 16 MiB lost the gain (1.0-1.1x the time without riders instead of 0.8-0.9x, 7 launches).
       if (w.rider >= 0 && leftToCarrier(work_[w.rider])) {
         const Work& copy = work_[w.rider];
-        transport::copyWith(storesFor(copy.bytes), copy.dst + w.wire, w.src + w.wire, data);
+        transport::copyWith(storesFor(copy), copy.dst + w.wire, w.src + w.wire, data);
       }
     }
     c->commitSend(n);
@@ -392,7 +396,7 @@ Status Execution::advanceRecv(Work& w, PeerQueues& q, bool* moved) {
     if (w.wire < w.bytes) {
       const size_t useful = std::min(n, w.bytes - w.wire);
       if (w.kind == StepKind::kRecv) {
-        transport::copyWith(storesFor(w.bytes), w.dst + w.wire, data.data(), useful);
+        transport::copyWith(storesFor(w), w.dst + w.wire, data.data(), useful);
       } else {
         w.reduce(w.dst + w.wire, w.src + w.wire, data.data(), useful / w.elemSize);
       }
@@ -424,7 +428,7 @@ void Execution::advanceLocals(bool large, bool* moved) {
       if (overlaps(w)) {
         memmove(w.dst, w.src, w.bytes);
       } else {
-        transport::copyWith(storesFor(w.bytes), w.dst, w.src, w.bytes);
+        transport::copyWith(storesFor(w), w.dst, w.src, w.bytes);
       }
     }
     finish(w);

@@ -36,6 +36,7 @@ struct Binding {
   kernels::ReduceFn reduce = nullptr;
   size_t elemSize = 1;
   transport::MemoryType memory = transport::MemoryType::kHost;  // where send, recv and scratch live
+  size_t streamingFrom = kStreamingThreshold;  // steps of this plan of at least this many bytes use streaming stores
 };
 
 struct DirectDescriptor;
@@ -95,9 +96,13 @@ class Execution {
   /// Local steps of at least this many bytes run after the peers' steps in each round, smaller ones before
   /// (advanceLocals). Plans must not depend on either order: the plan simulator runs every local step last.
   void setLargeLocal(size_t bytes) { largeLocal_ = bytes; }
-  /// Steps of at least this many bytes are written with streaming stores in the runs that follow
-  /// (kStreamingThreshold, or less when the caller judges the receive buffer out of the cache).
-  void setStreamingFrom(size_t bytes) { streamingFrom_ = bytes; }
+  /// Steps of the one plan appended since reset() of at least this many bytes are written with streaming stores in
+  /// the runs that follow (Binding::streamingFrom, for a rewind of a call repeated on other buffers).
+  void setStreamingFrom(size_t bytes) {
+    if (!streamingFromOfPlan_.empty()) streamingFromOfPlan_.front() = bytes;
+  }
+  /// The stores step number `step` (counted over the plans in the order appended) writes with.
+  transport::Stores storesOf(size_t step) const { return storesFor(work_.at(step)); }
 
  private:
   static constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -134,6 +139,7 @@ class Execution {
     // destination as it puts them on the stream, so they are read once. `rider` on the send names the copy,
     // `carrier` on the copy names the send.
     int rider = -1, carrier = -1;
+    uint32_t plan = 0;  // which of the call's appended plans the step is of
   };
   struct PeerQueues {
     transport::Connection* connection = nullptr;
@@ -247,9 +253,9 @@ class Execution {
   bool drained_ = true;
   int64_t spinIterations_ = 0;
   size_t largeLocal_ = 64 << 10;
-  size_t streamingFrom_ = kStreamingThreshold;
-  transport::Stores storesFor(size_t stepBytes) const {
-    return stepBytes >= streamingFrom_ ? transport::Stores::kStreaming : transport::Stores::kCached;
+  std::vector<size_t> streamingFromOfPlan_;  // Binding::streamingFrom of each plan appended since reset()
+  transport::Stores storesFor(const Work& w) const {
+    return w.bytes >= streamingFromOfPlan_[w.plan] ? transport::Stores::kStreaming : transport::Stores::kCached;
   }
   double timeoutSeconds_ = 0;
   int64_t directThreshold_ = -1;  // CHORUS_DIRECT_THRESHOLD; -1: each connection's own
