@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cache_size.hpp"
 #include "perf/backend.hpp"
 #include "perf/data.hpp"
 #include "perf/iteration_stats.hpp"
@@ -53,13 +54,7 @@ struct RankBuffers {
 // The largest last-level cache size the system reports (cpuid through sysconf may give a whole socket's, sysfs the
 // cache a core sees), or 64 MiB when neither says.
 size_t lastLevelCacheBytes() {
-  size_t bytes = 0;
-  if (long v = sysconf(_SC_LEVEL3_CACHE_SIZE); v > 0) bytes = static_cast<size_t>(v);
-  if (FILE* f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r")) {
-    unsigned long kib = 0;
-    if (fscanf(f, "%luK", &kib) == 1) bytes = std::max<size_t>(bytes, kib << 10);
-    fclose(f);
-  }
+  const size_t bytes = std::max(sysconfLastLevelCacheBytes(), sysfsLastLevelCacheBytes());
   return bytes ? bytes : size_t{64} << 20;
 }
 
