@@ -281,6 +281,73 @@ TEST(ThreadCommunicator, RepeatedCallOnTheSameBuffersSeesNewData) {
   for (auto& e : errors) EXPECT_EQ(e, "");
 }
 
+// A group repeated on the same buffers runs its bound steps again (a rewind): each run reads its new inputs. A group
+// that differs in a buffer or a count is bound anew, and the one before it runs right after again.
+TEST(ThreadCommunicator, ARepeatedGroupSeesNewDataAndAChangedOneIsBoundAnew) {
+  constexpr int kRanks = 3;
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(kRanks, &comms).isOk());
+  auto errors = onEveryRank(comms, [](Communicator& comm, int r) -> std::string {
+    const int next = (r + 1) % kRanks, prev = (r + kRanks - 1) % kRanks;
+    constexpr size_t kMax = 70000;  // above the 64 KiB streaming threshold for cold buffers, in int32s
+    std::vector<int32_t> in(kMax), sum(kMax), other(kMax), mine(kMax), all(kRanks * kMax), sent(kMax), got(kMax);
+    // Runs: 0-2 the same group, 3 with the AllReduce into `other`, 4 with another count, 5 the first group again.
+    for (int run = 0; run < 6; ++run) {
+      const size_t n = run == 4 ? 1021 : kMax;
+      int32_t* reduced = run == 3 ? other.data() : sum.data();
+      for (size_t i = 0; i < n; ++i) {
+        in[i] = run * 100 + r + static_cast<int32_t>(i % 7);
+        mine[i] = run * 1000 + r;
+        sent[i] = run * 10000 + r;
+      }
+      if (!groupStart().isOk()) return "groupStart";
+      Status st = comm.allReduce(in.data(), reduced, n, DataType::kInt32, RedOp::sum());
+      if (st.isOk()) st = comm.allGather(mine.data(), all.data(), n, DataType::kInt32);
+      if (st.isOk()) st = comm.send(sent.data(), n, DataType::kInt32, next);
+      if (st.isOk()) st = comm.recv(got.data(), n, DataType::kInt32, prev);
+      Status ended = groupEnd();
+      if (!st.isOk()) return st.message();
+      if (!ended.isOk()) return "run " + std::to_string(run) + ": " + ended.message();
+      for (size_t i = 0; i < n; ++i) {
+        const int32_t expected = kRanks * run * 100 + (0 + 1 + 2) + kRanks * static_cast<int32_t>(i % 7);
+        if (reduced[i] != expected) return "run " + std::to_string(run) + ": AllReduce at " + std::to_string(i);
+        if (got[i] != run * 10000 + prev) return "run " + std::to_string(run) + ": Recv at " + std::to_string(i);
+      }
+      for (int q = 0; q < kRanks; ++q) {
+        if (all[q * n] != run * 1000 + q || all[q * n + n - 1] != run * 1000 + q)
+          return "run " + std::to_string(run) + ": AllGather block " + std::to_string(q);
+      }
+    }
+    return "";
+  });
+  for (auto& e : errors) EXPECT_EQ(e, "");
+}
+
+// A rank whose group differs from the bound one its peers repeat fails with them, naming the mismatch, instead of
+// running the peers' rewound steps against its own.
+TEST(ThreadCommunicator, AGroupThatDiffersOnOneRankAfterRepeatsIsAMismatch) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(2, &comms).isOk());
+  auto errors = onEveryRank(comms, [](Communicator& comm, int r) -> std::string {
+    std::vector<float> a(256, 1.0f), b(256), c(256, 2.0f), d(256);
+    for (int run = 0; run < 3; ++run) {
+      const size_t n = run == 2 && r == 0 ? 128 : 256;  // rank 0's third group reduces fewer elements
+      if (!groupStart().isOk()) return "groupStart";
+      Status st = comm.allReduce(a.data(), b.data(), n, DataType::kFloat32, RedOp::sum());
+      if (st.isOk()) st = comm.allReduce(c.data(), d.data(), 256, DataType::kFloat32, RedOp::max());
+      Status ended = groupEnd();
+      if (!st.isOk()) return "run " + std::to_string(run) + " queued: " + st.message();
+      if (run < 2 && !ended.isOk()) return "run " + std::to_string(run) + ": " + ended.message();
+      if (run == 2) {
+        if (ended.isOk()) return "the mismatched group passed";
+        if (ended.message().find("mismatch") == std::string::npos) return "not a mismatch: " + ended.message();
+      }
+    }
+    return "";
+  });
+  for (auto& e : errors) EXPECT_EQ(e, "");
+}
+
 // The same call on other buffers reuses the bound plan pointed at them: each call must read its own input and write
 // its own output, and leave the previous call's buffers alone, for small calls, stream-sized ones and large ones
 // (direct transfers, whose registration must follow the buffer), out of place and in place.

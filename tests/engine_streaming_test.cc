@@ -87,7 +87,7 @@ TEST(EngineStreaming, ARepeatedCallTakesItsNewThresholdAndAResetForgetsIt) {
 
   std::fill(out.begin(), out.end(), -1);
   sender->rewind(2);
-  receiver->setStreamingFrom(64 << 10);
+  receiver->setStreamingFrom(0, 64 << 10);
   receiver->rewind(2);
   EXPECT_EQ(receiver->storesOf(0), Stores::kStreaming);
   runToEnd(*sender, *receiver);

@@ -194,9 +194,9 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   const char* lastAlgorithm_ = "";           // the algorithm of the last single call prepared (COLL log)
   std::vector<size_t> scratchOffsets_;
   std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)
-  /// The single operation execution_ holds bound, when it can run again by a rewind (same call, any buffers).
-  struct Bound {
-    bool valid = false;
+  /// An operation execution_ holds bound. A single call runs again by a rewind on any buffers (its steps pointed at
+  /// them), a group on the same buffers.
+  struct BoundOperation {
     algo::CollType type;
     const void* send;
     void* recv;
@@ -208,11 +208,16 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     BufferExtents extents;
     const char* algorithm;
     observe::MetricsTable::Cell* metrics;
-    /// The same call but perhaps on other buffers: the bound steps need only be pointed at them.
+    /// The same call but perhaps on other buffers.
     bool sameCall(const Operation& o) const {
-      return valid && o.type == type && o.count == count && o.dtype == dtype && o.op.kind == op && o.root == root;
+      return o.type == type && o.count == count && o.dtype == dtype && o.op.kind == op && o.root == root;
     }
-  } bound_;
+  };
+  std::vector<BoundOperation> bound_;  // empty: nothing to rewind
+  /// Whether `ops` (more than one) is the bound group again, on the same buffers.
+  bool sameGroup(const std::vector<Operation>& ops) const;
+  /// bind() for the bound group again: counted, judged and rewound, its steps as they are.
+  Status bindGroupAgain(const std::vector<Operation>& ops, engine::Execution** out);
   engine::CacheResidency residency_;  // which receive buffers are still in this core's cache
   size_t coldStreamingFrom_ = 0;      // CHORUS_COLD_STREAMING (0: every buffer taken as cached)
   AsyncWorker worker_;

@@ -96,11 +96,9 @@ class Execution {
   /// Local steps of at least this many bytes run after the peers' steps in each round, smaller ones before
   /// (advanceLocals). Plans must not depend on either order: the plan simulator runs every local step last.
   void setLargeLocal(size_t bytes) { largeLocal_ = bytes; }
-  /// Steps of the one plan appended since reset() of at least this many bytes are written with streaming stores in
-  /// the runs that follow (Binding::streamingFrom, for a rewind of a call repeated on other buffers).
-  void setStreamingFrom(size_t bytes) {
-    if (!streamingFromOfPlan_.empty()) streamingFromOfPlan_.front() = bytes;
-  }
+  /// Steps of plan number `plan` (in the order appended since reset()) of at least this many bytes are written with
+  /// streaming stores in the runs that follow (its Binding::streamingFrom, judged again for a rewind).
+  void setStreamingFrom(size_t plan, size_t bytes) { streamingFromOfPlan_.at(plan) = bytes; }
   /// The stores step number `step` (counted over the plans in the order appended) writes with.
   transport::Stores storesOf(size_t step) const { return storesFor(work_.at(step)); }
 
