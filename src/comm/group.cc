@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
+#include <mutex>
+#include <span>
 #include <thread>
 
 #include "chorus/communicator.hpp"
@@ -35,12 +36,24 @@ Status runInits(std::vector<std::function<Status()>>& inits) {
   return Status::ok();
 }
 
+// A communicator's operations of one group, in call order.
+using CommOps = std::pair<CommImpl*, std::vector<Operation>>;
+
+// Reused by each thread's groups, so that a group repeated in a loop allocates nothing here: its operations by
+// communicator (in the order the communicators first appear; a group names few) and the lists made from them.
+struct GroupScratch {
+  std::vector<CommOps> byComm;  // the first entries are the running group's, the rest empty
+  std::vector<CommImpl*> lockOrder;
+  std::vector<std::unique_lock<std::mutex>> locks;
+  std::vector<engine::Execution*> executions;
+};
+thread_local GroupScratch tScratch;
+
 // The device path's first call on each communicator sets it up collectively: communicators driven by this one thread
 // set up concurrently, as their inits do.
-Status preparePeerMemory(const std::vector<CommImpl*>& comms, std::map<CommImpl*, std::vector<Operation>>& byComm) {
+Status preparePeerMemory(std::span<const CommOps> calls) {
   std::vector<std::function<Status()>> setUps;
-  for (CommImpl* c : comms) {
-    const std::vector<Operation>& ops = byComm[c];
+  for (const auto& [c, ops] : calls) {
     if (c->peerMemory() || ops.empty() || !ops.front().onDevice) continue;
     setUps.push_back([c, &ops] {
       bool usable = false;
@@ -51,64 +64,90 @@ Status preparePeerMemory(const std::vector<CommImpl*>& comms, std::map<CommImpl*
 }
 
 // A communicator's operations of a group on device buffers go to their streams together, as one call; the
-// communicators' calls are enqueued together too (gpu::enqueueOnStreams interleaves them).
-Status enqueueDeviceOperations(std::vector<CommImpl*>& comms, std::map<CommImpl*, std::vector<Operation>>& byComm) {
-  CHORUS_TRY(preparePeerMemory(comms, byComm));
-  std::vector<CommImpl*> onHost;
-  std::vector<std::pair<CommImpl*, std::vector<Operation>>> onDevice;
-  for (CommImpl* c : comms) {
-    const std::vector<Operation>& ops = byComm[c];
+// communicators' calls are enqueued together too (gpu::enqueueOnStreams interleaves them). The communicators whose
+// operations are on host memory stay at the front of `calls`, in order; *onHost tells how many.
+Status enqueueDeviceOperations(std::span<CommOps> calls, size_t* onHost) {
+  *onHost = 0;
+  const bool anyDevice = std::any_of(calls.begin(), calls.end(), [](const CommOps& c) {
+    return std::any_of(c.second.begin(), c.second.end(), [](const Operation& op) { return op.onDevice; });
+  });
+  if (!anyDevice) {
+    *onHost = calls.size();
+    return Status::ok();
+  }
+  CHORUS_TRY(preparePeerMemory(calls));
+  std::vector<CommOps> onDevice;
+  for (CommOps& call : calls) {
+    const std::vector<Operation>& ops = call.second;
     const size_t device = std::count_if(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; });
     if (device == 0) {
-      onHost.push_back(c);
+      std::swap(calls[(*onHost)++], call);
     } else if (device < ops.size()) {
       return invalidArgument("a group's calls on one communicator mix host and device buffers (rank " +
-                             std::to_string(c->rank()) + "); they must all be one or the other");
+                             std::to_string(call.first->rank()) + "); they must all be one or the other");
     } else {
-      onDevice.emplace_back(c, ops);
+      onDevice.emplace_back(call.first, std::move(call.second));
     }
   }
   if (!onDevice.empty()) CHORUS_TRY(gpu::enqueueOnStreams(onDevice));
-  comms = std::move(onHost);
   return Status::ok();
 }
 
 Status runOperations(std::vector<std::pair<std::shared_ptr<CommImpl>, Operation>>& queued) {
   // One execution per communicator, holding its operations in call order.
-  std::vector<CommImpl*> comms;
-  std::map<CommImpl*, std::vector<Operation>> byComm;
+  GroupScratch& scratch = tScratch;
+  size_t comms = 0;
   for (auto& [comm, op] : queued) {
-    if (!byComm.count(comm.get())) comms.push_back(comm.get());
-    byComm[comm.get()].push_back(std::move(op));
+    size_t i = 0;
+    while (i < comms && scratch.byComm[i].first != comm.get()) ++i;
+    if (i == comms) {
+      if (comms == scratch.byComm.size()) scratch.byComm.emplace_back();
+      scratch.byComm[comms++].first = comm.get();
+    }
+    scratch.byComm[i].second.push_back(std::move(op));
   }
-  CHORUS_TRY(enqueueDeviceOperations(comms, byComm));
-  if (comms.empty()) return Status::ok();
-  for (CommImpl* c : comms) c->waitForAsyncWork();
+  // The lists keep their capacity for the next group.
+  struct Emptied {
+    std::span<CommOps> calls;
+    ~Emptied() {
+      for (CommOps& c : calls) c.second.clear();
+    }
+  } emptied{std::span<CommOps>(scratch.byComm.data(), comms)};
+  CHORUS_TRY(enqueueDeviceOperations(emptied.calls, &comms));
+  if (comms == 0) return Status::ok();
+  const std::span<CommOps> calls(scratch.byComm.data(), comms);
+  for (const CommOps& c : calls) c.first->waitForAsyncWork();
   // Lock in address order so two threads grouping overlapping communicators cannot deadlock.
-  std::vector<CommImpl*> lockOrder = comms;
-  std::sort(lockOrder.begin(), lockOrder.end());
-  std::vector<std::unique_lock<std::mutex>> locks;
-  for (CommImpl* c : lockOrder) locks.emplace_back(c->executionMutex());
+  scratch.lockOrder.clear();
+  for (const CommOps& c : calls) scratch.lockOrder.push_back(c.first);
+  std::sort(scratch.lockOrder.begin(), scratch.lockOrder.end());
+  scratch.locks.clear();
+  for (CommImpl* c : scratch.lockOrder) scratch.locks.emplace_back(c->executionMutex());
+  struct Unlocked {
+    std::vector<std::unique_lock<std::mutex>>& locks;
+    ~Unlocked() { locks.clear(); }
+  } unlocked{scratch.locks};
 
-  std::vector<engine::Execution*> executions(comms.size());
-  for (size_t i = 0; i < comms.size(); ++i) CHORUS_TRY(comms[i]->prepare(byComm[comms[i]], &executions[i]));
-  log::RankScope scope(comms.size() == 1 ? comms[0]->rank() : -1);
+  scratch.executions.assign(calls.size(), nullptr);
+  for (size_t i = 0; i < calls.size(); ++i)
+    CHORUS_TRY(calls[i].first->prepare(calls[i].second, &scratch.executions[i]));
+  log::RankScope scope(calls.size() == 1 ? calls[0].first->rank() : -1);
   const bool logged = log::enabled(log::Level::kInfo, log::kColl);
   const auto start = logged ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  Status st = engine::run(executions);
+  Status st = engine::run(scratch.executions);
   if (st.isOk())
-    for (size_t i = 0; i < comms.size(); ++i) comms[i]->complete(byComm[comms[i]]);
+    for (const CommOps& c : calls) c.first->complete(c.second);
   if (logged) {
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-    for (CommImpl* c : comms) {
-      log::RankScope rank(c->rank());
-      c->logCalls(byComm[c], us, st);
+    for (const CommOps& c : calls) {
+      log::RankScope rank(c.first->rank());
+      c.first->logCalls(c.second, us, st);
     }
   }
   if (!st.isOk()) {
     Status first = st;
-    for (size_t i = 0; i < comms.size(); ++i) {
-      Status told = comms[i]->failCall(st);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      Status told = calls[i].first->failCall(st);
       if (i == 0) first = told;
     }
     return first;
@@ -133,12 +172,14 @@ Status groupEnd() {
   if (tGroupDepth == 0) return invalidUsage("groupEnd without a matching groupStart");
   if (--tGroupDepth > 0) return Status::ok();
   auto inits = std::move(tGroup.inits);
-  auto ops = std::move(tGroup.ops);
   tGroup.inits.clear();
-  tGroup.ops.clear();
+  std::vector<std::pair<std::shared_ptr<CommImpl>, Operation>> ops;
+  ops.swap(tGroup.ops);
   if (!inits.empty()) CHORUS_TRY(runInits(inits));
-  if (!ops.empty()) CHORUS_TRY(runOperations(ops));
-  return Status::ok();
+  Status st = ops.empty() ? Status::ok() : runOperations(ops);
+  ops.clear();
+  if (tGroup.ops.empty()) tGroup.ops.swap(ops);  // its capacity serves the next group
+  return st;
 }
 
 Request groupEndAsync() {
@@ -163,9 +204,9 @@ Request groupEndAsync() {
   for (auto& q : queued) ops.push_back(std::move(q.second));
   if (std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; })) {
     // Device buffers are complete once enqueued on their streams, as with groupEnd.
-    std::vector<CommImpl*> comms{comm.get()};
-    std::map<CommImpl*, std::vector<Operation>> byComm{{comm.get(), std::move(ops)}};
-    return finishedRequest(enqueueDeviceOperations(comms, byComm));
+    CommOps call{comm.get(), std::move(ops)};
+    size_t onHost = 0;
+    return finishedRequest(enqueueDeviceOperations(std::span<CommOps>(&call, 1), &onHost));
   }
   return comm->submit(std::move(ops));
 }
