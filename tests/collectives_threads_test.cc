@@ -281,20 +281,25 @@ TEST(ThreadCommunicator, RepeatedCallOnTheSameBuffersSeesNewData) {
   for (auto& e : errors) EXPECT_EQ(e, "");
 }
 
-// A group repeated on the same buffers runs its bound steps again (a rewind): each run reads its new inputs. A group
-// that differs in a buffer or a count is bound anew, and the one before it runs right after again.
-TEST(ThreadCommunicator, ARepeatedGroupSeesNewDataAndAChangedOneIsBoundAnew) {
+// A group repeated runs its bound steps again (a rewind): each run reads its new inputs, and a run on other buffers
+// (some operations' only) uses them and leaves the former ones alone. A group with another count is bound anew, and
+// the first one runs right after again.
+TEST(ThreadCommunicator, ARepeatedGroupSeesNewDataAndOtherBuffers) {
   constexpr int kRanks = 3;
   std::vector<std::unique_ptr<Communicator>> comms;
   ASSERT_TRUE(Communicator::createLocal(kRanks, &comms).isOk());
   auto errors = onEveryRank(comms, [](Communicator& comm, int r) -> std::string {
     const int next = (r + 1) % kRanks, prev = (r + kRanks - 1) % kRanks;
     constexpr size_t kMax = 70000;  // above the 64 KiB streaming threshold for cold buffers, in int32s
-    std::vector<int32_t> in(kMax), sum(kMax), other(kMax), mine(kMax), all(kRanks * kMax), sent(kMax), got(kMax);
-    // Runs: 0-2 the same group, 3 with the AllReduce into `other`, 4 with another count, 5 the first group again.
+    std::vector<int32_t> in(kMax), sum(kMax), other(kMax), mine(kMax), all(kRanks * kMax), sent(kMax), got(kMax),
+        got2(kMax);
+    // Runs: 0-2 the same group, 3 with the AllReduce into `other` and the Recv into `got2`, 4 with another count,
+    // 5 the first group again.
     for (int run = 0; run < 6; ++run) {
       const size_t n = run == 4 ? 1021 : kMax;
       int32_t* reduced = run == 3 ? other.data() : sum.data();
+      int32_t* received = run == 3 ? got2.data() : got.data();
+      if (run == 3) std::fill(sum.begin(), sum.end(), -7);
       for (size_t i = 0; i < n; ++i) {
         in[i] = run * 100 + r + static_cast<int32_t>(i % 7);
         mine[i] = run * 1000 + r;
@@ -304,14 +309,15 @@ TEST(ThreadCommunicator, ARepeatedGroupSeesNewDataAndAChangedOneIsBoundAnew) {
       Status st = comm.allReduce(in.data(), reduced, n, DataType::kInt32, RedOp::sum());
       if (st.isOk()) st = comm.allGather(mine.data(), all.data(), n, DataType::kInt32);
       if (st.isOk()) st = comm.send(sent.data(), n, DataType::kInt32, next);
-      if (st.isOk()) st = comm.recv(got.data(), n, DataType::kInt32, prev);
+      if (st.isOk()) st = comm.recv(received, n, DataType::kInt32, prev);
       Status ended = groupEnd();
       if (!st.isOk()) return st.message();
       if (!ended.isOk()) return "run " + std::to_string(run) + ": " + ended.message();
       for (size_t i = 0; i < n; ++i) {
         const int32_t expected = kRanks * run * 100 + (0 + 1 + 2) + kRanks * static_cast<int32_t>(i % 7);
         if (reduced[i] != expected) return "run " + std::to_string(run) + ": AllReduce at " + std::to_string(i);
-        if (got[i] != run * 10000 + prev) return "run " + std::to_string(run) + ": Recv at " + std::to_string(i);
+        if (received[i] != run * 10000 + prev) return "run " + std::to_string(run) + ": Recv at " + std::to_string(i);
+        if (run == 3 && sum[i] != -7) return "run 3 wrote the former AllReduce output at " + std::to_string(i);
       }
       for (int q = 0; q < kRanks; ++q) {
         if (all[q * n] != run * 1000 + q || all[q * n + n - 1] != run * 1000 + q)

@@ -194,8 +194,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   const char* lastAlgorithm_ = "";           // the algorithm of the last single call prepared (COLL log)
   std::vector<size_t> scratchOffsets_;
   std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)
-  /// An operation execution_ holds bound. A single call runs again by a rewind on any buffers (its steps pointed at
-  /// them), a group on the same buffers.
+  /// An operation execution_ holds bound: a call (a single one or a group) made of the same operations again runs by
+  /// a rewind, on any buffers (its steps pointed at them).
   struct BoundOperation {
     algo::CollType type;
     const void* send;
@@ -214,10 +214,10 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     }
   };
   std::vector<BoundOperation> bound_;  // empty: nothing to rewind
-  /// Whether `ops` (more than one) is the bound group again, on the same buffers.
-  bool sameGroup(const std::vector<Operation>& ops) const;
-  /// bind() for the bound group again: counted, judged and rewound, its steps as they are.
-  Status bindGroupAgain(const std::vector<Operation>& ops, engine::Execution** out);
+  /// Whether `ops` (a group) are the bound operations again, perhaps on other buffers.
+  bool sameCalls(const std::vector<Operation>& ops) const;
+  /// bind() for the bound group again: pointed at its buffers, counted, judged and rewound.
+  Status bindAgain(const std::vector<Operation>& ops, engine::Execution** out);
   engine::CacheResidency residency_;  // which receive buffers are still in this core's cache
   size_t coldStreamingFrom_ = 0;      // CHORUS_COLD_STREAMING (0: every buffer taken as cached)
   AsyncWorker worker_;

@@ -53,7 +53,9 @@ thread_local GroupScratch tScratch;
 // set up concurrently, as their inits do.
 Status preparePeerMemory(std::span<const CommOps> calls) {
   std::vector<std::function<Status()>> setUps;
-  for (const auto& [c, ops] : calls) {
+  for (const CommOps& call : calls) {
+    CommImpl* c = call.first;
+    const std::vector<Operation>& ops = call.second;
     if (c->peerMemory() || ops.empty() || !ops.front().onDevice) continue;
     setUps.push_back([c, &ops] {
       bool usable = false;

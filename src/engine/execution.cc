@@ -59,7 +59,7 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
   operations_ = operations;
   work_.clear();
   locals_.clear();
-  streamingFromOfPlan_.clear();
+  bindingOfPlan_.clear();
   stagingBytes_ = 0;
   stagingBase_ = nullptr;
   stagedSources_.clear();
@@ -110,14 +110,16 @@ void Execution::rewind(uint64_t sequence) {
   remaining_ = work_.size();
 }
 
-void Execution::retarget(const void* send, void* recv) {
-  binding_.send = send;
-  binding_.recv = recv;
+void Execution::retarget(size_t plan, const void* send, void* recv) {
+  Binding& binding = bindingOfPlan_.at(plan);
+  binding.send = send;
+  binding.recv = recv;
   for (Work& w : work_) {
-    w.src = resolve(binding_, w.from);
-    w.dst = const_cast<std::byte*>(resolve(binding_, w.to));
+    if (w.plan != plan) continue;
+    w.src = resolve(binding, w.from);
+    w.dst = const_cast<std::byte*>(resolve(binding, w.to));
     if (w.direct && isSend(w.kind)) {
-      w.regionBase = resolve(binding_, {w.from.buffer, 0});
+      w.regionBase = resolve(binding, {w.from.buffer, 0});
       w.region = nullptr;  // registered again, for the new buffer, when the step starts
     }
   }
@@ -145,9 +147,8 @@ Execution::PeerQueues& Execution::queues(int peer) {
 
 void Execution::append(const algo::Plan& plan, const Binding& binding) {
   const int base = static_cast<int>(work_.size());
-  binding_ = binding;
-  const auto planIndex = static_cast<uint32_t>(streamingFromOfPlan_.size());
-  streamingFromOfPlan_.push_back(binding.streamingFrom);
+  const auto planIndex = static_cast<uint32_t>(bindingOfPlan_.size());
+  bindingOfPlan_.push_back(binding);
   // A direct send registers the part of its buffer that the plan's sends read: one region per buffer, so the steps
   // of a call share a registration and a repeated call finds it in the transport's cache.
   size_t sentExtent[3] = {0, 0, 0};

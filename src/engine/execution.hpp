@@ -53,9 +53,10 @@ class Execution {
   /// Runs the same steps on the same buffers again, as operation number `sequence`: only the progress is reset.
   /// A loop that repeats a call on the same buffers skips binding the plan again.
   void rewind(uint64_t sequence);
-  /// Points the steps of the one plan appended since reset() at other send and receive buffers (its scratch stays),
-  /// for a rewind: a call repeated on fresh buffers (a training loop's new tensors) skips binding the plan again.
-  void retarget(const void* send, void* recv);
+  /// Points the steps of plan number `plan` (in the order appended since reset()) at other send and receive buffers
+  /// (its scratch stays), for a rewind: a call repeated on fresh buffers (a training loop's new tensors) skips binding
+  /// its plans again.
+  void retarget(size_t plan, const void* send, void* recv);
 
   /// Appends a plan bound to `binding`. Plans appended later use each peer stream after the earlier ones.
   void append(const algo::Plan& plan, const Binding& binding);
@@ -98,7 +99,7 @@ class Execution {
   void setLargeLocal(size_t bytes) { largeLocal_ = bytes; }
   /// Steps of plan number `plan` (in the order appended since reset()) of at least this many bytes are written with
   /// streaming stores in the runs that follow (its Binding::streamingFrom, judged again for a rewind).
-  void setStreamingFrom(size_t plan, size_t bytes) { streamingFromOfPlan_.at(plan) = bytes; }
+  void setStreamingFrom(size_t plan, size_t bytes) { bindingOfPlan_[plan].streamingFrom = bytes; }
   /// The stores step number `step` (counted over the plans in the order appended) writes with.
   transport::Stores storesOf(size_t step) const { return storesFor(work_.at(step)); }
 
@@ -243,7 +244,7 @@ class Execution {
   std::function<transport::Connection*(int)> connection_;
   const std::atomic<bool>* abortFlag_;
   std::vector<Work> work_;
-  Binding binding_;  // of the last plan appended (retarget() needs it when there is just one)
+  std::vector<Binding> bindingOfPlan_;  // each plan's appended since reset(), as retargeted
   std::vector<std::pair<int, PeerQueues>> peers_;
   std::vector<int> locals_;
   size_t remaining_ = 0;
@@ -251,9 +252,8 @@ class Execution {
   bool drained_ = true;
   int64_t spinIterations_ = 0;
   size_t largeLocal_ = 64 << 10;
-  std::vector<size_t> streamingFromOfPlan_;  // Binding::streamingFrom of each plan appended since reset()
   transport::Stores storesFor(const Work& w) const {
-    return w.bytes >= streamingFromOfPlan_[w.plan] ? transport::Stores::kStreaming : transport::Stores::kCached;
+    return w.bytes >= bindingOfPlan_[w.plan].streamingFrom ? transport::Stores::kStreaming : transport::Stores::kCached;
   }
   double timeoutSeconds_ = 0;
   int64_t directThreshold_ = -1;  // CHORUS_DIRECT_THRESHOLD; -1: each connection's own
