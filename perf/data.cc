@@ -237,4 +237,14 @@ size_t countMismatches(const void* actual, const void* expected, size_t count, n
   return wrong;
 }
 
+void fillBackground(void* buffer, size_t bytes) {
+  auto* out = static_cast<unsigned char*>(buffer);
+  size_t i = 0;
+  for (; i + 4 <= bytes; i += 4) {
+    const float value = static_cast<float>(1 + (i / 4) % 8);
+    std::memcpy(out + i, &value, 4);
+  }
+  for (; i < bytes; ++i) out[i] = 1;
+}
+
 }  // namespace chorus::perf

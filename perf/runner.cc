@@ -175,13 +175,13 @@ class Runner {
       r.send = callBuffer(maxElems + pad);
       r.recv = callBuffer(maxElems + pad);
       r.expected = page(maxRecv + pad);
-      memset(r.send, 0, maxElems + pad);
-      memset(r.recv, 0, maxElems + pad);
+      fillBackground(r.send, maxElems + pad);
+      fillBackground(r.recv, maxElems + pad);
       if (opt_.coldBuffers && r.device < 0) {
         // At least two pairs of the largest size, so that consecutive calls never share buffers.
         poolBytes_ = std::max(2 * lastLevelCacheBytes(), 4 * pageRound(bufferBytes_));
         r.pool = callBuffer(poolBytes_);
-        memset(r.pool, 0, poolBytes_);  // its pages exist before the timing
+        fillBackground(r.pool, poolBytes_);  // its pages exist before the timing, holding values as a program's do
       }
       if (r.device >= 0) {
         r.deviceSend = backend_.allocateDevice(ranks_.size(), maxElems + pad);

@@ -264,6 +264,7 @@ Status CommImpl::buildSystem() {
   machineOversubscribed_ = myRanks > myCores;
   residency_ = engine::CacheResidency(engine::lastLevelCacheShare(myRanks));
   coldStreamingFrom_ = static_cast<size_t>(settings().coldStreaming);
+  cachedStreamingFrom_ = static_cast<size_t>(settings().cachedStreaming);
   selector_.costs = tuner::costInputs(costs, anyOversubscribed);
   selector_.measured = tuner::measuredRules(costs, nranks_, static_cast<int>(hosts.size()));
   selector_.deterministic = settings().deterministic;
@@ -544,7 +545,7 @@ Status CommImpl::bindAgain(const std::vector<Operation>& ops, engine::Execution*
 // that of 256 KiB; at 8 ranks AllGather, AlltoAll and Broadcast of 512 KiB-1 MiB 0.49-0.81x that of 256 KiB.
 size_t CommImpl::streamingFrom(const void* send, const void* recv, const BufferExtents& extents) {
   // Smaller calls are not noted: their few bytes evict little.
-  if (coldStreamingFrom_ == 0 || extents.recvBytes < coldStreamingFrom_) return engine::kStreamingThreshold;
+  if (coldStreamingFrom_ == 0 || extents.recvBytes < coldStreamingFrom_) return cachedStreamingFrom_;
   // An in-place call's send buffer holds its receive buffer (or is held by it).
   const auto* sendAt = static_cast<const std::byte*>(send);
   const auto* recvAt = static_cast<const std::byte*>(recv);
@@ -552,7 +553,7 @@ size_t CommImpl::streamingFrom(const void* send, const void* recv, const BufferE
   const size_t footprint =
       overlap ? std::max(extents.recvBytes, extents.sendBytes) : extents.recvBytes + extents.sendBytes;
   const bool cached = residency_.touch(recv, footprint);
-  return cached ? engine::kStreamingThreshold : coldStreamingFrom_;
+  return cached ? cachedStreamingFrom_ : coldStreamingFrom_;
 }
 
 engine::CallSignature CommImpl::signatureOf(const std::vector<Operation>& ops) const {

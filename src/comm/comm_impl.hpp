@@ -218,8 +218,9 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   bool sameCalls(const std::vector<Operation>& ops) const;
   /// bind() for the bound group again: pointed at its buffers, counted, judged and rewound.
   Status bindAgain(const std::vector<Operation>& ops, engine::Execution** out);
-  engine::CacheResidency residency_;  // which receive buffers are still in this core's cache
-  size_t coldStreamingFrom_ = 0;      // CHORUS_COLD_STREAMING (0: every buffer taken as cached)
+  engine::CacheResidency residency_;                          // which receive buffers are still in this core's cache
+  size_t coldStreamingFrom_ = 0;                              // CHORUS_COLD_STREAMING (0: every buffer taken as cached)
+  size_t cachedStreamingFrom_ = engine::kStreamingThreshold;  // CHORUS_CACHED_STREAMING
   AsyncWorker worker_;
   /// Per collective type (algo::CollType): calls, payload bytes, wire bytes. Written under executionMutex_, read
   /// from any thread.

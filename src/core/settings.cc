@@ -170,9 +170,14 @@ const std::vector<Setting>& registry() {
       {{"CHORUS_COLD_STREAMING", "", "65536",
         "steps of at least this many bytes into a receive buffer not written lately (judged from the buffers of a "
         "communicator's last calls) are written with streaming stores; 0 = off (every buffer taken as cached: "
-        "streaming from 2 MiB steps)"},
+        "streaming from CHORUS_CACHED_STREAMING)"},
        kNonNegative,
        bytes(&Settings::coldStreaming, 0)},
+      {{"CHORUS_CACHED_STREAMING", "", "4194304",
+        "steps of at least this many bytes into a receive buffer judged still in the cache are written with "
+        "streaming stores"},
+       kPositive,
+       bytes(&Settings::cachedStreaming, 1)},
       {{"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
        kBoolean,
        boolean(&Settings::shmCma)},

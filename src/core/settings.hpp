@@ -33,6 +33,7 @@ struct Settings {
   int64_t directThreshold = 0;      // CHORUS_DIRECT_THRESHOLD (0: direct transfers off; -1: each transport's own)
   bool shmCma = false;              // CHORUS_SHM_CMA
   int64_t coldStreaming = 0;        // CHORUS_COLD_STREAMING (0: off)
+  int64_t cachedStreaming = 0;      // CHORUS_CACHED_STREAMING
   std::string algorithm;            // CHORUS_ALGO
   bool deterministic = false;       // CHORUS_DETERMINISTIC
   bool checkCalls = false;          // CHORUS_CHECK_CALLS

@@ -21,13 +21,14 @@
 
 namespace chorus::engine {
 
-// Received and copied steps at least this large are written with streaming stores: they are larger than a core's
-// cache share and read again only by the caller, later. 2 MiB, measured on the 2-core AMD EPYC VM against 8 MiB (7
-// interleaved launches, 2 ranks): hot, AllGather of 8 MiB 478 against 828 us, AlltoAll of 8 MiB 580 against 921,
-// AllReduce of 8 MiB 986 against 1362; cold (--cold_buffers 1), Broadcast of 2-4 MiB 0.52-0.55x and AlltoAll of
-// 4-8 MiB 0.63x the time; at 4 ranks AllGather of 8-16 MiB 0.55-0.60x, Broadcast 0.62-0.70x. 1 MiB gained more
-// cold but lost up to 1.17x hot, and 512 KiB twice the time hot: smaller steps stay in cache.
-constexpr size_t kStreamingThreshold = 2 << 20;
+// Received and copied steps at least this large, into buffers judged still in the cache, are written with
+// streaming stores (CHORUS_CACHED_STREAMING): they are larger than a core's cache share and read again only by the
+// caller, later. 4 MiB, measured on the 2-core AMD EPYC VM with buffers holding data (streaming stores of zeros ran
+// twice as fast there, which made an earlier 2 MiB look best), 7 interleaved launches, hot, against 2 MiB: 2 ranks
+// AllGather of 4 MiB 0.53x the time, AlltoAll of 4 MiB 0.77x, Broadcast of 2 MiB 0.68x, 4 ranks Broadcast of 2 MiB
+// 0.74x, the rest within an A/A pair's spread; 8 MiB lost on 2-rank AlltoAll of 8 MiB (1.38x). Cold buffers stream
+// from CHORUS_COLD_STREAMING (comm_impl.cc).
+constexpr size_t kStreamingThreshold = 4 << 20;
 /// The real memory behind the three buffer kinds of a plan, and how to reduce elements.
 struct Binding {
   const void* send = nullptr;
