@@ -542,7 +542,9 @@ Status CommImpl::bindAgain(const std::vector<Operation>& ops, engine::Execution*
 // Steps into a receive buffer out of the cache stream from CHORUS_COLD_STREAMING (64 KiB): a plain store would
 // first read each line from memory. Measured cold on the 2-core AMD EPYC VM (5-7 interleaved launches, against 2 MiB
 // and 256 KiB): at 4 ranks AllGather and AlltoAll of 1-2 MiB 0.47-0.74x the time of 2 MiB, of 256-512 KiB 0.70-0.73x
-// that of 256 KiB; at 8 ranks AllGather, AlltoAll and Broadcast of 512 KiB-1 MiB 0.49-0.81x that of 256 KiB.
+// that of 256 KiB; at 8 ranks AllGather, AlltoAll and Broadcast of 512 KiB-1 MiB 0.49-0.81x that of 256 KiB. Those
+// pools held zeros, which streaming stores write faster than data; with data (2 ranks, 5 launches) 256 KiB, 1 MiB
+// or no rule were no faster but on AlltoAll of 256-512 KiB (0.81-0.95x), and lost Broadcast of 512 KiB-1 MiB.
 size_t CommImpl::streamingFrom(const void* send, const void* recv, const BufferExtents& extents) {
   // Smaller calls are not noted: their few bytes evict little.
   if (coldStreamingFrom_ == 0 || extents.recvBytes < coldStreamingFrom_) return cachedStreamingFrom_;

@@ -24,7 +24,7 @@ namespace chorus::engine {
 // Received and copied steps at least this large, into buffers judged still in the cache, are written with
 // streaming stores (CHORUS_CACHED_STREAMING): they are larger than a core's cache share and read again only by the
 // caller, later. 4 MiB, measured on the 2-core AMD EPYC VM with buffers holding data (streaming stores of zeros ran
-// twice as fast there, which made an earlier 2 MiB look best), 7 interleaved launches, hot, against 2 MiB: 2 ranks
+// 1.5-1.8x as fast there, which made an earlier 2 MiB look best), 7 interleaved launches, hot, against 2 MiB: 2 ranks
 // AllGather of 4 MiB 0.53x the time, AlltoAll of 4 MiB 0.77x, Broadcast of 2 MiB 0.68x, 4 ranks Broadcast of 2 MiB
 // 0.74x, the rest within an A/A pair's spread; 8 MiB lost on 2-rank AlltoAll of 8 MiB (1.38x). Cold buffers stream
 // from CHORUS_COLD_STREAMING (comm_impl.cc).
