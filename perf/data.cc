@@ -1,5 +1,6 @@
 #include "perf/data.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/fp8.hpp"
@@ -237,14 +238,21 @@ size_t countMismatches(const void* actual, const void* expected, size_t count, n
   return wrong;
 }
 
-void fillBackground(void* buffer, size_t bytes) {
-  auto* out = static_cast<unsigned char*>(buffer);
-  size_t i = 0;
-  for (; i + 4 <= bytes; i += 4) {
-    const float value = static_cast<float>(1 + (i / 4) % 8);
-    std::memcpy(out + i, &value, 4);
+void fillBackground(void* buffer, size_t bytes, ncclDataType_t type) {
+  auto* out = static_cast<char*>(buffer);
+  const size_t e = typeSize(type);
+  if (bytes < e) {
+    memset(out, 1, bytes);
+    return;
   }
-  for (; i < bytes; ++i) out[i] = 1;
+  storeValue(out, 0, type, 1.0);
+  // The element, doubled until the buffer is full.
+  size_t filled = e;
+  while (filled < bytes) {
+    const size_t n = std::min(filled, bytes - filled);
+    memcpy(out + filled, out, n);
+    filled += n;
+  }
 }
 
 }  // namespace chorus::perf

@@ -24,11 +24,12 @@ inline double mulSumScalar(int rank) { return rank % 2 == 0 ? 1.0 : 2.0; }
 void storeReduced(void* buffer, size_t position, uint64_t seed, size_t index, int op, ncclDataType_t type, int nranks);
 
 void storeValue(void* buffer, size_t position, ncclDataType_t type, double value);
-/// Fills `bytes` at `buffer` with data that no check reads: small floats (1 to 8) in every 4-byte word, so that
-/// untimed and unchecked buffers (-c 0, the --cold_buffers pool) hold values as a program's do, not zeros. On the
-/// 2-core AMD EPYC VM, streaming stores of 8 MiB of zeros (or of lines with one non-zero byte in 64) ran at 45 GB/s
-/// and of such floats at 26 GB/s, so zero-filled buffers made every streaming copy look up to 1.8x as fast.
-void fillBackground(void* buffer, size_t bytes);
+/// Fills `bytes` at `buffer` with data that no check reads: the value 1 of `type` in every element, so that untimed
+/// and unchecked buffers (-c 0, the warm-up, the --cold_buffers pool) hold values as a program's do, not zeros, and
+/// every reduction of them stays small (a product of ones, a sum of a few). On the 2-core AMD EPYC VM, streaming
+/// stores of 8 MiB of zeros (or of lines with one non-zero byte in 64) ran at 45 GB/s and of small floats at 26
+/// GB/s, so zero-filled buffers made every streaming copy look up to 1.8x as fast.
+void fillBackground(void* buffer, size_t bytes, ncclDataType_t type);
 size_t typeSize(ncclDataType_t type);
 /// Number of elements whose bit patterns differ; `firstBad` (optional) receives the first such index.
 size_t countMismatches(const void* actual, const void* expected, size_t count, ncclDataType_t type,
