@@ -175,13 +175,13 @@ class Runner {
       r.send = callBuffer(maxElems + pad);
       r.recv = callBuffer(maxElems + pad);
       r.expected = page(maxRecv + pad);
-      fillBackground(r.send, maxElems + pad, ncclFloat32);
-      fillBackground(r.recv, maxElems + pad, ncclFloat32);
+      fillBackground(r.send, maxElems + pad, kAllocatedBackground);
+      fillBackground(r.recv, maxElems + pad, kAllocatedBackground);
       if (opt_.coldBuffers && r.device < 0) {
         // At least two pairs of the largest size, so that consecutive calls never share buffers.
         poolBytes_ = std::max(2 * lastLevelCacheBytes(), 4 * pageRound(bufferBytes_));
         r.pool = callBuffer(poolBytes_);
-        fillBackground(r.pool, poolBytes_, ncclFloat32);  // its pages exist before the timing, holding data
+        fillBackground(r.pool, poolBytes_, kAllocatedBackground);  // its pages exist before the timing
       }
       if (r.device >= 0) {
         r.deviceSend = backend_.allocateDevice(ranks_.size(), maxElems + pad);
@@ -450,13 +450,13 @@ class Runner {
     const size_t e = typeSize(kTypes[typeIndex]);
     // Ones of this type in what the warm-up and unchecked calls read: another type's ones could be large numbers
     // here (1.0f is 2^30 as an int32), whose sums overflow.
-    if (backgroundType_ != typeIndex) {
+    if (backgroundType_ != kTypes[typeIndex]) {
       for (auto& r : ranks_) {
         fillBackground(r.send, bufferBytes_, kTypes[typeIndex]);
         fillBackground(r.recv, bufferBytes_, kTypes[typeIndex]);
         if (r.pool) fillBackground(r.pool, poolBytes_, kTypes[typeIndex]);
       }
-      backgroundType_ = typeIndex;
+      backgroundType_ = kTypes[typeIndex];
     }
     // Warm-up: every size of a doubling sweep, out of place.
     for (size_t size = opt_.minBytes; size <= opt_.maxBytes; size = size ? size * 2 : 1) {
@@ -518,8 +518,10 @@ class Runner {
   std::vector<RankBuffers> ranks_;
   size_t bufferBytes_ = 0;      // of each send and recv buffer
   std::set<char*> registered_;  // buffers from Backend::allocateRegistered
-  int backgroundType_ = -1;     // the type whose ones fill the buffers (fillBackground)
-  size_t poolBytes_ = 0;        // of each rank's --cold_buffers pool (0: none)
+  // The type whose ones fill the buffers (fillBackground): the allocation's, then the last sweep's.
+  static constexpr ncclDataType_t kAllocatedBackground = ncclFloat32;
+  ncclDataType_t backgroundType_ = kAllocatedBackground;
+  size_t poolBytes_ = 0;  // of each rank's --cold_buffers pool (0: none)
   std::vector<Pointers> ptrs_;
   uint64_t seed_ = 1000;
   double bwSum_ = 0;

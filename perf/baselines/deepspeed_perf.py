@@ -12,6 +12,8 @@ float32, bf16 or fp16 when every rank is on one machine. The op works in place, 
 in-place call. With --cold_buffers 1 each timed call runs on the next tensor of a pool twice the last-level cache.
 """
 import argparse
+import importlib.machinery
+import importlib.util
 import os
 import socket
 import subprocess
@@ -19,10 +21,17 @@ import sys
 import time
 
 
-def parse_size(text):
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper()
-    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+def load_compare():
+    """perf/compare's helpers (the size syntax), shared rather than copied, as perf/torch_compare does."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compare")
+    loader = importlib.machinery.SourceFileLoader("chorus_perf_compare", path)
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+parse_size = load_compare().parse_size
 
 
 def last_level_cache_bytes():
