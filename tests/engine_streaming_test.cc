@@ -1,9 +1,12 @@
 // Each plan of a call carries its own streaming threshold (Binding::streamingFrom): a group's operations write into
 // buffers the communicator judged one by one, so one operation's steps may stream while another's keep plain stores,
-// and the results are exact either way.
+// and the results are exact either way. A sender whose plain pieces into a peer's FIFO crawl (the cores far apart)
+// writes the next ones with streaming stores (FarReaderStores).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "algorithms/plan.hpp"
@@ -96,6 +99,69 @@ TEST(EngineStreaming, ARepeatedCallTakesItsNewThresholdAndAResetForgetsIt) {
   receiver->reset("test", 3);
   receiver->append(receiveAll(kBytes), into(out.data(), kStreamingThreshold));
   EXPECT_EQ(receiver->storesOf(0), Stores::kCached);
+}
+
+using Clock = FarReaderStores::Clock;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+constexpr size_t kPiece = 256 << 10;
+// 256 KiB in 64 µs is 4 GB/s (far apart measured 4-7); in 8 µs 32 GB/s (close: 30-36).
+constexpr auto kFar = microseconds(64), kClose = microseconds(8);
+
+void slowPieces(FarReaderStores& stores, int n, Clock::time_point t) {
+  for (int i = 0; i < n; ++i) stores.plainPieceTook(kPiece, kFar, t);
+}
+
+TEST(FarReaderStores, SlowPiecesInARowStreamForAWhile) {
+  FarReaderStores stores;
+  const auto t = Clock::now();
+  EXPECT_FALSE(stores.streaming(t));
+  slowPieces(stores, FarReaderStores::kSlowInARow - 1, t);
+  EXPECT_FALSE(stores.streaming(t)) << "a few slow pieces may be preemptions";
+  slowPieces(stores, 1, t);
+  EXPECT_TRUE(stores.streaming(t));
+  EXPECT_TRUE(stores.streaming(t + FarReaderStores::kStreamFor - microseconds(1)));
+  EXPECT_FALSE(stores.streaming(t + FarReaderStores::kStreamFor)) << "then plain pieces are timed again";
+}
+
+TEST(FarReaderStores, AFastPieceBetweenSlowOnesKeepsPlainStores) {
+  FarReaderStores stores;
+  const auto t = Clock::now();
+  for (int i = 0; i < 10; ++i) {
+    slowPieces(stores, FarReaderStores::kSlowInARow - 1, t);
+    stores.plainPieceTook(kPiece, kClose, t);
+    stores.plainPieceTook(kPiece, Clock::duration::zero(), t);  // a clock that did not move says nothing slow
+  }
+  EXPECT_FALSE(stores.streaming(t));
+  // 7 MiB in 1048.576 µs is exactly 7 GB/s: not slow; a microsecond more is.
+  for (int i = 0; i < FarReaderStores::kSlowInARow; ++i) stores.plainPieceTook(7 << 20, microseconds(1048), t);
+  EXPECT_FALSE(stores.streaming(t));
+  for (int i = 0; i < FarReaderStores::kSlowInARow; ++i) stores.plainPieceTook(7 << 20, microseconds(1049), t);
+  EXPECT_TRUE(stores.streaming(t));
+}
+
+// Pieces stored with streaming stores into the FIFO arrive exact, whole and in order, with the switch back to plain
+// stores in the middle of a send (each piece is stored one way or the other).
+TEST(EngineStreaming, PiecesStoredWithStreamingStoresForAFarReaderArriveExact) {
+  testing::FifoPair pair(transport::FifoConnection::Direct::kNone);
+  auto sender = pair.execution(0), receiver = pair.execution(1);
+  constexpr size_t kLarge = 3 * kPiece + 4096 + 52;  // pieces of 256 KiB and a tail that is not a whole line
+  std::vector<uint8_t> in(kLarge), out(kLarge, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 31 + 7);
+  const auto now = Clock::now();
+  slowPieces(sender->farReaderStores(), FarReaderStores::kSlowInARow, now);
+  ASSERT_TRUE(sender->farReaderStores().streaming(now));
+  for (int call = 1; call <= 2; ++call) {
+    sender->reset("test", call);
+    sender->append(sendAll(kLarge), from(in.data()));
+    receiver->reset("test", call);
+    receiver->append(receiveAll(kLarge), into(out.data(), kStreamingThreshold));
+    runToEnd(*sender, *receiver);
+    EXPECT_EQ(out, in) << "call " << call;
+    std::fill(out.begin(), out.end(), 0);
+    std::this_thread::sleep_until(now + FarReaderStores::kStreamFor);  // the second call stores plainly again
+  }
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   ~FifoConnection() override = default;
 
   std::span<std::byte> sendSpace() override { return out_.writable(); }
+  bool peerReadsSendSpace() const override { return true; }
   void commitSend(size_t bytes) override { out_.produce(bytes); }
   std::span<const std::byte> recvData() override { return in_.readable(); }
   void consumeRecv(size_t bytes) override { in_.consume(bytes); }

@@ -113,6 +113,9 @@ class Connection {
   /// FIFOs), and then waiters must poll by yielding.
   virtual bool addPollFds(std::vector<struct pollfd>*) = 0;
   virtual const char* transportName() const = 0;
+  /// True when another core reads the send space in place (shared-memory FIFOs): how the sender stores a piece
+  /// there decides whose cache it ends in (engine/far_reader_stores.hpp).
+  virtual bool peerReadsSendSpace() const { return false; }
 
   /// The capabilities this connection offers; null when it has none.
   virtual SmallMessages* smallMessages() { return nullptr; }

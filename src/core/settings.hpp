@@ -34,6 +34,7 @@ struct Settings {
   bool shmCma = false;              // CHORUS_SHM_CMA
   int64_t coldStreaming = 0;        // CHORUS_COLD_STREAMING (0: off)
   int64_t cachedStreaming = 0;      // CHORUS_CACHED_STREAMING
+  bool farStreaming = true;         // CHORUS_FAR_STREAMING
   std::string algorithm;            // CHORUS_ALGO
   bool deterministic = false;       // CHORUS_DETERMINISTIC
   bool checkCalls = false;          // CHORUS_CHECK_CALLS

@@ -16,6 +16,7 @@
 #include "algorithms/plan.hpp"
 #include "core/shareable_memory.hpp"
 #include "engine/call_header.hpp"
+#include "engine/far_reader_stores.hpp"
 #include "kernels/reduce.hpp"
 #include "transports/transport.hpp"
 
@@ -103,6 +104,8 @@ class Execution {
   void setStreamingFrom(size_t plan, size_t bytes) { bindingOfPlan_[plan].streamingFrom = bytes; }
   /// The stores step number `step` (counted over the plans in the order appended) writes with.
   transport::Stores storesOf(size_t step) const { return storesFor(work_.at(step)); }
+  /// How this rank stores large pieces into FIFOs another core reads (timed by every such piece; tests set it).
+  FarReaderStores& farReaderStores() { return farReaderStores_; }
 
  private:
   static constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -188,6 +191,8 @@ class Execution {
   size_t depLimit(const Work& w) const;
   size_t allowedWire(const Work& w) const;
   Status advanceSend(Work& w, PeerQueues& q, bool* moved);
+  /// Copies a piece of a send into the connection's send space, with the stores farReaderStores_ picks.
+  void storePiece(transport::Connection* c, std::byte* to, const std::byte* from, size_t bytes);
   Status advanceRecv(Work& w, PeerQueues& q, bool* moved);
   Status advanceSmallSend(Work& w, PeerQueues& q, bool* moved);
   Status advanceSmallRecv(Work& w, PeerQueues& q, bool* moved);
@@ -252,6 +257,8 @@ class Execution {
   bool traceSteps_ = false;  // CHORUS_DEBUG=TRACE with ENGINE: one line per finished step
   bool drained_ = true;
   int64_t spinIterations_ = 0;
+  bool farStoresOn_ = true;  // CHORUS_FAR_STREAMING
+  FarReaderStores farReaderStores_;
   size_t largeLocal_ = 64 << 10;
   transport::Stores storesFor(const Work& w) const {
     return w.bytes >= bindingOfPlan_[w.plan].streamingFrom ? transport::Stores::kStreaming : transport::Stores::kCached;
