@@ -103,7 +103,6 @@ TEST(EngineStreaming, ARepeatedCallTakesItsNewThresholdAndAResetForgetsIt) {
 
 using Clock = FarReaderStores::Clock;
 using std::chrono::microseconds;
-using std::chrono::milliseconds;
 
 constexpr size_t kPiece = 256 << 10;
 // 256 KiB in 64 µs is 4 GB/s (far apart measured 4-7); in 8 µs 32 GB/s (close: 30-36).
@@ -146,7 +145,8 @@ TEST(FarReaderStores, AFastPieceBetweenSlowOnesKeepsPlainStores) {
 TEST(EngineStreaming, PiecesStoredWithStreamingStoresForAFarReaderArriveExact) {
   testing::FifoPair pair(transport::FifoConnection::Direct::kNone);
   auto sender = pair.execution(0), receiver = pair.execution(1);
-  constexpr size_t kLarge = 3 * kPiece + 4096 + 52;  // pieces of 256 KiB and a tail that is not a whole line
+  // Pieces as large as the pair's 64 KiB FIFO (timed ones), then a tail that is not a whole line.
+  constexpr size_t kLarge = 3 * kPiece + 4096 + 52;
   std::vector<uint8_t> in(kLarge), out(kLarge, 0);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 31 + 7);
   const auto now = Clock::now();
