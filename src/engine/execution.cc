@@ -375,13 +375,12 @@ void Execution::storePiece(transport::Connection* c, std::byte* to, const std::b
     return;
   }
   const auto start = FarReaderStores::Clock::now();
-  if (farReaderStores_.streaming(start)) {
-    kernels::streamingCopy(to, from, bytes);
-    return;
+  const auto stores = farReaderStores_.streaming(start) ? transport::Stores::kStreaming : transport::Stores::kCached;
+  transport::copyWith(stores, to, from, bytes);
+  if (stores == transport::Stores::kCached) {
+    const auto end = FarReaderStores::Clock::now();
+    farReaderStores_.plainPieceTook(bytes, end - start, end);
   }
-  kernels::copy(to, from, bytes);
-  const auto end = FarReaderStores::Clock::now();
-  farReaderStores_.plainPieceTook(bytes, end - start, end);
 }
 
 Status Execution::advanceRecv(Work& w, PeerQueues& q, bool* moved) {
