@@ -381,7 +381,7 @@ void CommImpl::setDeterministic(bool on) {
   bound_.clear();
 }
 
-Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** out) {
+Status CommImpl::prepare(std::span<const Operation> ops, engine::Execution** out) {
   if (recorder_.capacity() == 0) return bind(ops, out);  // recorder off (CHORUS_TRACE_ENTRIES=0): no clock reads
   const uint64_t started = observe::ticks();
   CHORUS_TRY(bind(ops, out));
@@ -389,7 +389,7 @@ Status CommImpl::prepare(const std::vector<Operation>& ops, engine::Execution** 
   return Status::ok();
 }
 
-Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out) {
+Status CommImpl::bind(std::span<const Operation> ops, engine::Execution** out) {
   if (aborted_) return remoteError("the communicator was aborted");
   if (failed_.load(std::memory_order_acquire)) return poisonedError();
   if (!initialized()) return invalidUsage("communicator is not initialized (did its init fail?)");
@@ -416,7 +416,7 @@ Status CommImpl::bind(const std::vector<Operation>& ops, engine::Execution** out
   return bindAnew(ops, out);
 }
 
-bool CommImpl::sameCalls(const std::vector<Operation>& ops) const {
+bool CommImpl::sameCalls(std::span<const Operation> ops) const {
   if (bound_.size() != ops.size()) return false;
   for (size_t i = 0; i < ops.size(); ++i)
     if (!bound_[i].sameCall(ops[i])) return false;
@@ -426,7 +426,7 @@ bool CommImpl::sameCalls(const std::vector<Operation>& ops) const {
 // A group repeated, on the same buffers or others (a framework's coalesced calls each step, a pipeline's batched
 // Send/Recv each micro-batch): its plans, scratch and steps stand. Binding a group anew took about a third of a 4-call
 // group's instructions (1-rank AllReduce of 8 B, `-m 4`).
-Status CommImpl::bindAgain(const std::vector<Operation>& ops, engine::Execution** out) {
+Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** out) {
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     BoundOperation& bound = bound_[i];
@@ -446,7 +446,7 @@ Status CommImpl::bindAgain(const std::vector<Operation>& ops, engine::Execution*
 }
 
 // Out of line, so that the repeated call's path above stays short.
-[[gnu::noinline]] Status CommImpl::bindAnew(const std::vector<Operation>& ops, engine::Execution** out) {
+[[gnu::noinline]] Status CommImpl::bindAnew(std::span<const Operation> ops, engine::Execution** out) {
   if (!execution_) {
     execution_ = std::make_unique<engine::Execution>(
         rank_, [this](int peer) { return connection(peer); }, &aborted_);
@@ -558,7 +558,7 @@ size_t CommImpl::streamingFrom(const void* send, const void* recv, const BufferE
   return cached ? cachedStreamingFrom_ : coldStreamingFrom_;
 }
 
-engine::CallSignature CommImpl::signatureOf(const std::vector<Operation>& ops) const {
+engine::CallSignature CommImpl::signatureOf(std::span<const Operation> ops) const {
   engine::CallSignature sig;
   const Operation& first = ops.front();
   sig.count = first.count;
@@ -581,7 +581,7 @@ engine::CallSignature CommImpl::signatureOf(const std::vector<Operation>& ops) c
   return sig;
 }
 
-void CommImpl::complete(const std::vector<Operation>& ops) {
+void CommImpl::complete(std::span<const Operation> ops) {
   (void)finishRecording(observe::OpState::kCompleted);
   for (const Operation& op : ops) {
     if (op.op.kind != RedOpKind::kAvg) continue;
@@ -590,7 +590,7 @@ void CommImpl::complete(const std::vector<Operation>& ops) {
   }
 }
 
-Status CommImpl::runOwned(const std::vector<Operation>& ops) {
+Status CommImpl::runOwned(std::span<const Operation> ops) {
   log::RankScope scope(rank_);
   engine::Execution* execution = nullptr;
   CHORUS_TRY(prepare(ops, &execution));
@@ -600,7 +600,7 @@ Status CommImpl::runOwned(const std::vector<Operation>& ops) {
   return Status::ok();
 }
 
-void CommImpl::startRecording(const std::vector<Operation>& ops, uint64_t started) {
+void CommImpl::startRecording(std::span<const Operation> ops, uint64_t started) {
   for (size_t i = 0; i < calls_.size(); ++i) {
     observe::FlightEntry& e = calls_[i].entry;
     e.scheduledTick = ops[i].scheduledTick ? ops[i].scheduledTick : started;
@@ -624,7 +624,7 @@ bool CommImpl::finishRecording(observe::OpState state) {
   return true;
 }
 
-void CommImpl::logCalls(const std::vector<Operation>& ops, double microseconds, const Status& st) const {
+void CommImpl::logCalls(std::span<const Operation> ops, double microseconds, const Status& st) const {
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     // A group's operations ran as one: each line gives its place in the group and the whole group's time.
@@ -638,17 +638,15 @@ void CommImpl::logCalls(const std::vector<Operation>& ops, double microseconds, 
   }
 }
 
-Status CommImpl::execute(Operation&& op) {
+Status CommImpl::execute(const Operation& op) {
   // No lock here: a lock's atomic exchange fences every call, and the sender of a small message then waits for its
   // store to reach the receiver's core (a tenth of a small Broadcast). The execution is ours all the same: the
   // async worker is idle once drained, and a communicator is used by one thread at a time (as in NCCL).
   worker_.drain();
-  single_.resize(1);
-  single_.front() = std::move(op);
-  return runLogged(single_);
+  return runLogged({&op, 1});
 }
 
-Status CommImpl::runLogged(const std::vector<Operation>& ops) {
+Status CommImpl::runLogged(std::span<const Operation> ops) {
   // The clock is read only when the COLL line will be printed.
   if (!log::enabled(log::Level::kInfo, log::kColl)) return runOwned(ops);
   const auto start = std::chrono::steady_clock::now();

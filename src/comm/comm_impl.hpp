@@ -53,20 +53,20 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
 
   /// Binds `ops` (validated already) to this communicator's Execution, ready for engine::run. The caller owns the
   /// execution (see runOwned) from here until complete() returns.
-  Status prepare(const std::vector<Operation>& ops, engine::Execution** out);
+  Status prepare(std::span<const Operation> ops, engine::Execution** out);
   /// A call that failed part-way: the communicator takes no more calls (each fails with this cause) and its peers
   /// learn it at once (its connections are closed). The cause is also written to the rendezvous store, where the
   /// first one is kept: when this failure is the echo of another rank's (a peer that closed its connections
   /// after its own error), the returned status adds that first cause. The caller owns the execution.
   Status failCall(const Status& st);
   /// Post-processing after the engine finished (avg division).
-  void complete(const std::vector<Operation>& ops);
+  void complete(std::span<const Operation> ops);
   /// Logs one line per operation of the last prepare() (subsystem COLL, level INFO): operation, sequence, count,
   /// type, op, root, algorithm, bytes, and the call's (or the whole group's) time.
-  void logCalls(const std::vector<Operation>& ops, double microseconds, const Status& st) const;
+  void logCalls(std::span<const Operation> ops, double microseconds, const Status& st) const;
 
   /// Runs one operation in the calling thread, after any queued async work.
-  Status execute(Operation&& op);
+  Status execute(const Operation& op);
   Request submit(Operation op);
   /// Queues `ops` to run together, as one group, on the communicator's thread.
   Request submit(std::vector<Operation> ops);
@@ -133,14 +133,14 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   };
   const CachedPlan* plan(const algo::CollShape& shape);
   /// prepare() less the flight recorder: binds `ops` to the execution.
-  Status bind(const std::vector<Operation>& ops, engine::Execution** out);
+  Status bind(std::span<const Operation> ops, engine::Execution** out);
   /// bind() for a call other than the last one: plans, scratch and steps made for it.
-  Status bindAnew(const std::vector<Operation>& ops, engine::Execution** out);
+  Status bindAnew(std::span<const Operation> ops, engine::Execution** out);
   /// The step size from which an operation's steps write with streaming stores (each operation of a group judged on
   /// its own), noting its buffers' use.
   size_t streamingFrom(const void* send, const void* recv, const BufferExtents& extents);
   /// Records calls_ in the flight recorder as started at `started` (ticks).
-  void startRecording(const std::vector<Operation>& ops, uint64_t started);
+  void startRecording(std::span<const Operation> ops, uint64_t started);
   /// Records the running calls_ as completed or failed now (and the time of a single completed one in the
   /// metrics); false when none was running.
   bool finishRecording(observe::OpState state);
@@ -149,13 +149,13 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Appends `op`'s flight-recorder entry and metrics cell to calls_, and counts it in the cell.
   void noteCall(const Operation& op, const char* algorithm, float predictedMicros, uint64_t payload, uint64_t wire,
                 observe::MetricsTable::Cell* cell);
-  engine::CallSignature signatureOf(const std::vector<Operation>& ops) const;
+  engine::CallSignature signatureOf(std::span<const Operation> ops) const;
   Status poisonedError() const;
   /// Runs `ops`. The caller owns the execution: the async worker and groups hold executionMutex_; a blocking call
   /// runs on the thread that uses the communicator, after draining the worker.
-  Status runOwned(const std::vector<Operation>& ops);
+  Status runOwned(std::span<const Operation> ops);
   /// runOwned, timed and followed by the COLL log lines when they are enabled.
-  Status runLogged(const std::vector<Operation>& ops);
+  Status runLogged(std::span<const Operation> ops);
 
   int rank_ = 0;
   int nranks_ = 0;
@@ -187,7 +187,6 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::mutex executionMutex_;
   std::vector<std::byte> scratch_;
   std::unique_ptr<engine::Execution> execution_;  // reused call after call
-  std::vector<Operation> single_;                 // the one-operation list of execute(), reused
   CallValidator validator_;
   std::vector<const algo::Plan*> planOfOp_;  // prepare()'s working lists, reused
   std::vector<const char*> algorithmOfOp_;   // per operation of the last prepare() (COLL log of groups)
@@ -215,9 +214,9 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   };
   std::vector<BoundOperation> bound_;  // empty: nothing to rewind
   /// Whether `ops` (a group) are the bound operations again, perhaps on other buffers.
-  bool sameCalls(const std::vector<Operation>& ops) const;
+  bool sameCalls(std::span<const Operation> ops) const;
   /// bind() for the bound group again: pointed at its buffers, counted, judged and rewound.
-  Status bindAgain(const std::vector<Operation>& ops, engine::Execution** out);
+  Status bindAgain(std::span<const Operation> ops, engine::Execution** out);
   engine::CacheResidency residency_;                          // which receive buffers are still in this core's cache
   size_t coldStreamingFrom_ = 0;                              // CHORUS_COLD_STREAMING (0: every buffer taken as cached)
   size_t cachedStreamingFrom_ = engine::kStreamingThreshold;  // CHORUS_CACHED_STREAMING

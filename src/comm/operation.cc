@@ -133,7 +133,7 @@ Status CallValidator::check(const Operation& op, int rank, int nranks) {
   return Status::ok();
 }
 
-Status checkSelfExchanges(const std::vector<Operation>& ops, int rank) {
+Status checkSelfExchanges(std::span<const Operation> ops, int rank) {
   std::vector<uint64_t> sent, received;  // bytes of each self Send and self Recv, in call order
   for (const Operation& op : ops) {
     if (op.root != rank) continue;

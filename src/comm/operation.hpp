@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "algorithms/plan.hpp"
@@ -61,7 +62,7 @@ class CallValidator {
 
 /// The Sends to this rank itself and the Recvs from it among one call's (or group's) `ops` must pair up in order
 /// with equal sizes: a lone one would leave data behind for a later call, or read what an earlier one left.
-Status checkSelfExchanges(const std::vector<Operation>& ops, int rank);
+Status checkSelfExchanges(std::span<const Operation> ops, int rank);
 
 /// Elements this rank contributes to a reduction (what pre-multiplication scales), 0 for non-reductions.
 size_t reductionInputCount(const Operation& op, int rank, int nranks);
