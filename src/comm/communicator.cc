@@ -249,7 +249,7 @@ Status run(CommImpl& impl, Operation op) {
     (void)impl.submit(std::move(op));
     return {ErrorCode::kInProgress, "queued on the communicator's thread"};
   }
-  return impl.execute(std::move(op));
+  return impl.execute(op);
 }
 
 Request runAsync(CommImpl& impl, Operation op) {
