@@ -38,7 +38,7 @@ TEST(FlightRecorder, KeepsTheLastEntriesInOrder) {
     FlightEntry e;
     e.sequence = seq;
     e.count = seq * 10;
-    index.push_back(ring.start(e));
+    index.push_back(ring.append(e));
   }
   ring.finish(index[4], OpState::kCompleted, 77);
   ring.finish(index[0], OpState::kFailed, 88);  // overwritten since: ignored
@@ -65,7 +65,7 @@ TEST(FlightRecorder, ReadersNeverSeeHalfAnEntry) {
       e.count = seq;
       e.payloadBytes = seq;
       e.endedTick = seq;
-      ring.start(e);
+      ring.append(e);
     }
   });
   for (int i = 0; i < 2000; ++i)
@@ -150,6 +150,36 @@ TEST(FlightRecorder, EveryRankRecordsItsCallsAndWritesThemOnRequest) {
         << json[r];
   }
   if (!HasFailure()) std::filesystem::remove_all(dir);
+}
+
+// A call that ends within its spin writes its entry once, ended; one that waits for its peer is in the record as
+// started meanwhile, where a dump on request or SIGUSR1 finds it, and ends as completed.
+TEST(FlightRecorder, ACallWaitingForItsPeerIsRecordedAsStarted) {
+  const std::string dir = ::testing::TempDir() + "flight_waiting_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(2, &comms).isOk());
+  float x = 1, y = 2;
+  std::thread early([&] { EXPECT_TRUE(comms[0]->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk()); });
+  std::string text;
+  for (int i = 0; i < 500 && text.find("\"state\": \"started\"") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::string path;
+    ASSERT_TRUE(comms[0]->dumpFlightRecord(dir, &path).isOk());
+    text = readFile(path);
+  }
+  EXPECT_NE(text.find("\"state\": \"started\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"collective\": \"AllReduce\""), std::string::npos) << text;
+  ASSERT_TRUE(comms[1]->allReduce(&y, &y, 1, DataType::kFloat32, RedOp::sum()).isOk());
+  early.join();
+  EXPECT_EQ(x, 3.0f);
+  std::string path;
+  ASSERT_TRUE(comms[0]->dumpFlightRecord(dir, &path).isOk());
+  text = readFile(path);
+  EXPECT_EQ(text.find("\"state\": \"started\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"state\": \"completed\""), std::string::npos) << text;
+  comms.clear();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FlightRecorder, ResetCountersClearsTheMetrics) {

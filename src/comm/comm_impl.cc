@@ -451,6 +451,7 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
     execution_ = std::make_unique<engine::Execution>(
         rank_, [this](int peer) { return connection(peer); }, &aborted_);
     execution_->setSpinIterations(spinIterations_);
+    execution_->setOnWait([this] { publishStarted(); });
     execution_->setTimeoutSeconds(config_.timeoutSeconds);
   }
   bound_.clear();
@@ -607,16 +608,36 @@ void CommImpl::startRecording(std::span<const Operation> ops, uint64_t started) 
     e.startedTick = started;
     e.endedTick = 0;
     e.state = observe::OpState::kStarted;
-    calls_[i].index = recorder_.start(e);
+    calls_[i].published = false;
   }
   recording_ = true;
+}
+
+// Called by the engine when the call waits past its spin: from here a dump (SIGUSR1, a peer's timeout, a request)
+// must find the call as started. A call that ends sooner writes its entry once, ended: one slot write instead of a
+// started entry and its update, on every small call's path.
+void CommImpl::publishStarted() {
+  if (!recording_) return;
+  for (RecordedCall& c : calls_) {
+    if (c.published) continue;
+    c.index = recorder_.append(c.entry);
+    c.published = true;
+  }
 }
 
 bool CommImpl::finishRecording(observe::OpState state) {
   if (!recording_) return false;
   recording_ = false;
   const uint64_t ended = observe::ticks();
-  for (const RecordedCall& c : calls_) recorder_.finish(c.index, state, ended);
+  for (RecordedCall& c : calls_) {
+    if (c.published) {
+      recorder_.finish(c.index, state, ended);
+      continue;
+    }
+    c.entry.state = state;
+    c.entry.endedTick = ended;
+    c.index = recorder_.append(c.entry);
+  }
   if (state == observe::OpState::kCompleted && calls_.size() == 1) {
     const RecordedCall& only = calls_.front();
     observe::MetricsTable::addTime(only.metrics, ended - only.entry.startedTick, only.entry.predictedMicros);

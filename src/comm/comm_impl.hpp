@@ -140,8 +140,11 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// The step size from which an operation's steps write with streaming stores (each operation of a group judged on
   /// its own), noting its buffers' use.
   size_t streamingFrom(const void* send, const void* recv, const BufferExtents& extents);
-  /// Records calls_ in the flight recorder as started at `started` (ticks).
+  /// Marks calls_ as started at `started` (ticks). They reach the flight recorder when they end, or as started
+  /// once the call waits past its spin (publishStarted): a call that ends within its spin writes one entry.
   void startRecording(std::span<const Operation> ops, uint64_t started);
+  /// Writes the running calls_ not yet in the flight recorder as started: where a dump finds a call that waits.
+  void publishStarted();
   /// Records the running calls_ as completed or failed now (and the time of a single completed one in the
   /// metrics); false when none was running.
   bool finishRecording(observe::OpState state);
@@ -232,7 +235,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   observe::FlightRecorder recorder_;
   /// The operations of the call being run: their flight-recorder entries (and numbers) and metrics cells.
   struct RecordedCall {
-    uint64_t index = 0;
+    uint64_t index = 0;      // its number in the recorder, once published
+    bool published = false;  // in the recorder (as started) before it ended
     observe::FlightEntry entry;
     observe::MetricsTable::Cell* metrics = nullptr;
   };

@@ -76,6 +76,7 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
     q.sendFlow = q.recvFlow = 0;
     q.headerOutPending = q.headerInPending = q.headerPackedOut = q.headerPackedIn = false;
     q.confirming = q.confirmationPending = q.owedOverLimit = false;
+    q.involved = q.owes = q.confirms = false;  // until sign()
   }
   signed_ = false;
   remaining_ = 0;
@@ -456,7 +457,8 @@ Status Execution::advance(bool* moved) {
   if (abortFlag_ && abortFlag_->load(std::memory_order_relaxed)) {
     return invalidUsage("the communicator was aborted");
   }
-  advanceLocals(/*large=*/false, moved);
+  const bool locals = !locals_.empty();
+  if (locals) advanceLocals(/*large=*/false, moved);
   for (auto& [peer, q] : peers_) {
     // The peer's headers first: when the calls differ, that is the error to report, not what sending would meet.
     if (!q.owedHeaders.empty()) CHORUS_TRY(receiveOwedHeaders(peer, q, moved));
@@ -472,7 +474,7 @@ Status Execution::advance(bool* moved) {
       ++q.nextRecv;
     }
   }
-  advanceLocals(/*large=*/true, moved);
+  if (locals) advanceLocals(/*large=*/true, moved);
   if (remaining_ == 0 && headersPending_ == 0 && !drained_) {
     drained_ = true;
     for (auto& [peer, q] : peers_) drained_ = drained_ && q.connection->sendDrained();
@@ -590,7 +592,8 @@ Status round(std::span<Execution* const> executions, bool* allDone, bool* moved)
   for (Execution* e : executions) {
     if (e->done()) continue;
     Status st = e->advance(moved);
-    if (st.isOk()) st = e->pollConnections(false, moved);
+    // An execution that finished here has nothing left on its connections (done() includes its sends drained).
+    if (st.isOk() && !e->done()) st = e->pollConnections(false, moved);
     if (!st.isOk()) return failure(e, st);
     *allDone = *allDone && e->done();
   }
@@ -605,7 +608,10 @@ Status waitPastSpin(std::span<Execution* const> executions, bool* done) {
   double timeout = executions.empty() ? timeoutOr(0) : timeoutOr(executions[0]->timeoutSeconds());
   for (Execution* e : executions) timeout = std::min(timeout, timeoutOr(e->timeoutSeconds()));
   // A peer may be waiting on this rank's header: one that, like this rank, believes it only receives from the other.
-  for (Execution* e : executions) e->sendDeferredHeaders();
+  for (Execution* e : executions) {
+    e->sendDeferredHeaders();
+    e->notifyWait();
+  }
   const auto idleSince = std::chrono::steady_clock::now();
   const Deadline deadline = Deadline::after(timeout);
   auto lastLiveness = idleSince;

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -17,6 +16,7 @@
 #include "core/shareable_memory.hpp"
 #include "engine/call_header.hpp"
 #include "engine/far_reader_stores.hpp"
+#include "engine/header_ring.hpp"
 #include "kernels/reduce.hpp"
 #include "transports/transport.hpp"
 
@@ -89,6 +89,12 @@ class Execution {
   std::vector<PeerProgress> peerProgress() const;
   /// "AllReduce #12", for error messages.
   std::string description() const;
+  /// Called whenever a run of this execution goes past its spin and starts to wait (the communicator shows its
+  /// call as in flight from then on); it must be cheap to call again.
+  void setOnWait(std::function<void()> onWait) { onWait_ = std::move(onWait); }
+  void notifyWait() const {
+    if (onWait_) onWait_();
+  }
   /// Polls before a waiting rank starts yielding its core (small when ranks outnumber cores).
   void setSpinIterations(int64_t spins) { spinIterations_ = spins; }
   int64_t spinIterations() const { return spinIterations_; }
@@ -162,13 +168,17 @@ class Execution {
     bool headerOutPending = false, headerInPending = false;
     // The header rides in the same small message as the first step when both fit (one line for a small call).
     bool headerPackedOut = false, headerPackedIn = false;
-    bool packFirstSend = false, packFirstRecv = false;  // whether this call's first steps can carry the header
+    // This bound call's part in the header exchange (sign()): whether it uses the stream at all, owes the peer's
+    // header (only sends to it) or confirms it (only receives from it), and whether its first step in each
+    // direction carries the header (only where the header goes out or is awaited in this call).
+    bool involved = false, owes = false, confirms = false;
+    bool packFirstSend = false, packFirstRecv = false;
     bool headerPeeked = false;                          // a packed header checked before its message was all in
     size_t headerOutWire = 0, headerInRead = 0;         // bytes of the header moved so far (streams move it in parts)
     CallHeader outgoing, expected, incoming;            // this call's header out, the one due in, and its arrival
     // Headers of earlier calls that did not wait for the peer's (armHeaders), in stream order: each is checked
     // when it arrives, and before anything else the peer sent is taken.
-    std::deque<CallHeader> owedHeaders;
+    HeaderRing owedHeaders;
     bool owedOverLimit = false;  // this call ends only once the peer has paid enough of the owed headers
     // A call in which this rank only receives from the peer confirms the peer's header in a batch (armHeaders):
     // whether this call does, the calls checked since the last confirmation, and whether one is to go out before
@@ -257,6 +267,7 @@ class Execution {
   bool traceSteps_ = false;  // CHORUS_DEBUG=TRACE with ENGINE: one line per finished step
   bool drained_ = true;
   int64_t spinIterations_ = 0;
+  std::function<void()> onWait_;  // setOnWait
   bool farStoresOn_ = true;  // CHORUS_FAR_STREAMING
   FarReaderStores farReaderStores_;
   size_t largeLocal_ = 64 << 10;

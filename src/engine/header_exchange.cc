@@ -12,12 +12,20 @@ namespace chorus::engine {
 void Execution::sign(const CallSignature& signature) {
   signature_ = signature;
   signed_ = checkCalls_;
-  // The headers are built here, once per bound call; a repeated call (rewind) changes two fields of them.
+  // The headers and each stream's part in their exchange are set here, once per bound call; a repeated call
+  // (rewind) changes two fields of the headers and the flags that follow the calls before it.
+  const auto type = static_cast<algo::CollType>(signature_.type);
+  const bool oneWay = signature_.operations == 1 && type != algo::CollType::kSend && type != algo::CollType::kRecv;
   for (auto& [peer, q] : peers_) {
     q.outgoing = headerFor(q.sendFlow, q.recvFlow);
     q.expected = headerFor(q.recvFlow, q.sendFlow);
-    q.packFirstSend = !q.sends.empty() && packsHeader(q, q.sends.front());
-    q.packFirstRecv = !q.recvs.empty() && packsHeader(q, q.recvs.front());
+    q.involved = !q.sends.empty() || !q.recvs.empty();
+    // Both sides decide alike: from the call, which they agree on once the headers match, and the connection.
+    const bool lines = q.small && q.smallLimit >= sizeof(CallHeader) && q.smallFirstPart >= sizeof(CallHeader);
+    q.owes = q.involved && oneWay && lines && q.recvs.empty();
+    q.confirms = q.involved && oneWay && lines && q.sends.empty();
+    q.packFirstSend = !q.confirms && !q.sends.empty() && packsHeader(q, q.sends.front());
+    q.packFirstRecv = !q.owes && !q.recvs.empty() && packsHeader(q, q.recvs.front());
   }
   armHeaders();
 }
@@ -43,30 +51,26 @@ void Execution::armHeaders() {
   headersPending_ = 0;
   if (!signed_) return;  // reset() cleared every header flag; a repeated unsigned call needs nothing more
   const auto sequence = static_cast<uint32_t>(sequence_);
-  const auto type = static_cast<algo::CollType>(signature_.type);
-  const bool oneWay = signature_.operations == 1 && type != algo::CollType::kSend && type != algo::CollType::kRecv;
   for (auto& [peer, q] : peers_) {
-    const bool involved = !q.sends.empty() || !q.recvs.empty();
-    // Both sides decide alike: from the call, which they agree on once the headers match, and the connection.
-    const bool lines = q.small && q.smallLimit >= sizeof(CallHeader) && q.smallFirstPart >= sizeof(CallHeader);
-    const bool owe = involved && oneWay && lines && q.recvs.empty();
-    q.confirming = involved && oneWay && lines && q.sends.empty();
-    q.headerOutPending = involved && !q.confirming;
-    q.headerInPending = involved && !owe;
-    q.confirmationPending = q.headerOutPending && q.unconfirmed > 0;  // the confirmed calls come first
-    q.owedOverLimit = owe && q.owedHeaders.size() >= kMaxOwedHeaders;
+    if (!q.involved) continue;  // its flags stay as reset() left them: clear
+    q.confirming = q.confirms;
+    q.headerOutPending = !q.confirms;
+    q.headerInPending = !q.owes;
+    q.confirmationPending = !q.confirms && q.unconfirmed > 0;  // the confirmed calls come first
+    const size_t owed = q.owedHeaders.size();
+    q.owedOverLimit = q.owes && owed >= kMaxOwedHeaders;
     headersPending_ +=
         static_cast<size_t>(q.headerOutPending) + q.headerInPending + q.confirmationPending + q.owedOverLimit;
-    if (involved) drained_ = false;
+    drained_ = false;
     q.headerOutWire = q.headerInRead = 0;
     q.headerPeeked = false;
-    q.headerPackedOut = q.headerOutPending && q.packFirstSend;
-    q.headerPackedIn = q.headerInPending && q.packFirstRecv;
+    q.headerPackedOut = q.packFirstSend;
+    q.headerPackedIn = q.packFirstRecv;
     // Field by field: rebuilding the whole header here costs store-forwarding stalls on every call. The owed copy
     // is taken before the fields change, for the same reason: loading them right after storing them stalls.
-    const uint32_t expectedCall = q.recvCalls + static_cast<uint32_t>(q.owedHeaders.size()) + 1;
-    if (owe) {
-      CallHeader& owed = q.owedHeaders.emplace_back(q.expected);
+    const uint32_t expectedCall = q.recvCalls + static_cast<uint32_t>(owed) + 1;
+    if (q.owes) {
+      CallHeader& owed = q.owedHeaders.push(q.expected);
       owed.streamCall = expectedCall;
       owed.sequence = sequence;
     }
@@ -222,7 +226,7 @@ Status Execution::receiveOwedHeaders(int peer, PeerQueues& q, bool* moved) {
       continue;
     }
     const CallHeader expected = q.owedHeaders.front();
-    q.owedHeaders.pop_front();
+    q.owedHeaders.pop();
     ++q.recvCalls;
     if (!sameCall(expected, arrived)) {
       sendHeadersBeforeFailing();
@@ -244,7 +248,7 @@ Status Execution::takeConfirmation(int peer, PeerQueues& q, const CallHeader& ar
                         "with this rank up to " + std::to_string(arrived.streamCall) + ", this rank made " +
                         std::to_string(q.recvCalls + q.owedHeaders.size()) + " (an earlier call differed)");
   }
-  q.owedHeaders.erase(q.owedHeaders.begin(), q.owedHeaders.begin() + calls);
+  q.owedHeaders.pop(calls);
   q.recvCalls = arrived.streamCall;
   CallHeader taken;
   if (!q.small->recv(&taken, sizeof(taken))) return internalError("a peeked confirmation vanished");

@@ -67,7 +67,7 @@ bool FlightRecorder::read(const Slot& s, FlightEntry* e) const {
   return false;  // written to without pause: the entry is being replaced, leave it out
 }
 
-uint64_t FlightRecorder::start(const FlightEntry& e) {
+uint64_t FlightRecorder::append(const FlightEntry& e) {
   if (capacity_ == 0) return 0;
   const uint64_t n = recorded_.load(std::memory_order_relaxed);
   write(slots_[nextSlot_], e);

@@ -40,9 +40,9 @@ class FlightRecorder {
   explicit FlightRecorder(size_t capacity);
   size_t capacity() const { return capacity_; }
 
-  /// Writer side: one thread at a time (the one that runs the communicator's calls). Records a started operation
-  /// and returns its number for update().
-  uint64_t start(const FlightEntry& e);
+  /// Writer side: one thread at a time (the one that runs the communicator's calls). Appends an entry, a started
+  /// operation or one already ended, and returns its number for finish().
+  uint64_t append(const FlightEntry& e);
   /// Sets the state and end tick of entry number `index`, unless the ring has moved past it.
   void finish(uint64_t index, OpState state, uint64_t endedTick);
 
