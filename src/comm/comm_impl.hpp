@@ -133,8 +133,16 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     observe::MetricsTable::Cell* metrics = nullptr;
   };
   const CachedPlan* plan(const algo::CollShape& shape);
+  /// Ok when the communicator takes calls: not aborted, not failed, initialized.
+  Status usable() const;
   /// prepare() less the flight recorder: binds `ops` to the execution.
   Status bind(std::span<const Operation> ops, engine::Execution** out);
+  /// Whether `op` alone is the bound call again, perhaps on other buffers.
+  bool repeatsBound(const Operation& op) const { return bound_.size() == 1 && bound_.front().sameCall(op); }
+  /// bind() for such a call: the bound steps pointed at its buffers, counted, judged and rewound.
+  void rebind(const Operation& op);
+  /// runOwned() for such a call, on the calling thread, without the COLL log line.
+  Status runRepeated(const Operation& op);
   /// bind() for a call other than the last one: plans, scratch and steps made for it.
   Status bindAnew(std::span<const Operation> ops, engine::Execution** out);
   /// The step size from which an operation's steps write with streaming stores (each operation of a group judged on

@@ -173,9 +173,9 @@ class Execution {
     // direction carries the header (only where the header goes out or is awaited in this call).
     bool involved = false, owes = false, confirms = false;
     bool packFirstSend = false, packFirstRecv = false;
-    bool headerPeeked = false;                          // a packed header checked before its message was all in
-    size_t headerOutWire = 0, headerInRead = 0;         // bytes of the header moved so far (streams move it in parts)
-    CallHeader outgoing, expected, incoming;            // this call's header out, the one due in, and its arrival
+    bool headerPeeked = false;                   // a packed header checked before its message was all in
+    size_t headerOutWire = 0, headerInRead = 0;  // bytes of the header moved so far (streams move it in parts)
+    CallHeader outgoing, expected, incoming;     // this call's header out, the one due in, and its arrival
     // Headers of earlier calls that did not wait for the peer's (armHeaders), in stream order: each is checked
     // when it arrives, and before anything else the peer sent is taken.
     HeaderRing owedHeaders;
@@ -268,7 +268,7 @@ class Execution {
   bool drained_ = true;
   int64_t spinIterations_ = 0;
   std::function<void()> onWait_;  // setOnWait
-  bool farStoresOn_ = true;  // CHORUS_FAR_STREAMING
+  bool farStoresOn_ = true;       // CHORUS_FAR_STREAMING
   FarReaderStores farReaderStores_;
   size_t largeLocal_ = 64 << 10;
   transport::Stores storesFor(const Work& w) const {

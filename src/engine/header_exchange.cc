@@ -57,8 +57,8 @@ void Execution::armHeaders() {
     q.headerOutPending = !q.confirms;
     q.headerInPending = !q.owes;
     q.confirmationPending = !q.confirms && q.unconfirmed > 0;  // the confirmed calls come first
-    const size_t owed = q.owedHeaders.size();
-    q.owedOverLimit = q.owes && owed >= kMaxOwedHeaders;
+    const size_t owedCalls = q.owedHeaders.size();
+    q.owedOverLimit = q.owes && owedCalls >= kMaxOwedHeaders;
     headersPending_ +=
         static_cast<size_t>(q.headerOutPending) + q.headerInPending + q.confirmationPending + q.owedOverLimit;
     drained_ = false;
@@ -68,7 +68,7 @@ void Execution::armHeaders() {
     q.headerPackedIn = q.packFirstRecv;
     // Field by field: rebuilding the whole header here costs store-forwarding stalls on every call. The owed copy
     // is taken before the fields change, for the same reason: loading them right after storing them stalls.
-    const uint32_t expectedCall = q.recvCalls + static_cast<uint32_t>(owed) + 1;
+    const uint32_t expectedCall = q.recvCalls + static_cast<uint32_t>(owedCalls) + 1;
     if (q.owes) {
       CallHeader& owed = q.owedHeaders.push(q.expected);
       owed.streamCall = expectedCall;
