@@ -75,28 +75,6 @@ std::string CommImpl::commName() const {
   return name;
 }
 
-Status CommImpl::dumpFlightRecord(const std::string& dir, const std::string& reason, std::string* path,
-                                  std::vector<observe::PeerBytes> inFlight) const {
-  observe::FlightRecord r;
-  r.commHash = commHash_;
-  r.rank = rank_;
-  r.size = nranks_;
-  r.reason = reason;
-  if (failed_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(failureMutex_);
-    r.error = failure_.message();
-  }
-  r.inFlight = std::move(inFlight);
-  r.entries = recorder_.snapshot();
-  if (!r.inFlight.empty() && !r.entries.empty()) r.inFlightSequence = r.entries.back().sequence;
-  std::string written;
-  Status st = observe::writeFlightRecord(dir, r, &written);
-  if (st.isOk())
-    CHORUS_WARN(kInit, "rank %d: flight record (%s) written to %s", rank_, reason.c_str(), written.c_str());
-  if (path) *path = written;
-  return st;
-}
-
 Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   bootstrap_ = std::move(bootstrap);  // for the same rank and size this object was made with
   commHash_ = bootstrap_->commHash();
@@ -297,39 +275,6 @@ const CommImpl::CachedPlan* CommImpl::plan(const algo::CollShape& shape) {
   return &plans_.emplace(key, std::move(cached)).first->second;
 }
 
-void CommImpl::count(algo::CollType type, uint64_t payload, uint64_t wire) {
-  // One writer (under executionMutex_): plain loads and stores, no locked read-modify-write on the call path.
-  CounterCells& c = counters_[static_cast<size_t>(type)];
-  auto add = [](std::atomic<uint64_t>& cell, uint64_t v) {
-    cell.store(cell.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
-  };
-  add(c.calls, 1);
-  add(c.payload, payload);
-  add(c.wire, wire);
-}
-
-TrafficCounters CommImpl::counters() const {
-  auto read = [this](algo::CollType t) {
-    const CounterCells& c = counters_[static_cast<size_t>(t)];
-    return CallCounters{c.calls.load(std::memory_order_relaxed), c.payload.load(std::memory_order_relaxed),
-                        c.wire.load(std::memory_order_relaxed)};
-  };
-  using algo::CollType;
-  TrafficCounters t;
-  t.allReduce = read(CollType::kAllReduce);
-  t.reduceScatter = read(CollType::kReduceScatter);
-  t.allGather = read(CollType::kAllGather);
-  t.alltoAll = read(CollType::kAlltoAll);
-  t.alltoAllv = read(CollType::kAlltoAllv);
-  t.broadcast = read(CollType::kBroadcast);
-  t.reduce = read(CollType::kReduce);
-  t.gather = read(CollType::kGather);
-  t.scatter = read(CollType::kScatter);
-  t.send = read(CollType::kSend);
-  t.recv = read(CollType::kRecv);
-  return t;
-}
-
 bool CommImpl::sharesProcess() const {
   for (int r = 0; r < static_cast<int>(peers_.size()); ++r)
     if (r != rank_ && peers_[r].processToken == peers_[rank_].processToken) return true;
@@ -343,33 +288,6 @@ std::string CommImpl::transportNames() const {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : "+") + n;
   return out;
-}
-
-void CommImpl::noteCall(const Operation& op, const char* algorithm, float predictedMicros, uint64_t payload,
-                        uint64_t wire, observe::MetricsTable::Cell* cell) {
-  observe::MetricsTable::addCall(cell, payload, wire);
-  RecordedCall& c = calls_.emplace_back();
-  c.metrics = cell;
-  observe::FlightEntry& e = c.entry;
-  e.sequence = sequence_;
-  e.count = op.count;
-  e.payloadBytes = payload;
-  e.wireBytes = wire;
-  e.collective = static_cast<uint8_t>(op.type);
-  e.dtype = static_cast<uint8_t>(op.dtype);
-  e.op = static_cast<uint8_t>(op.op.kind);
-  e.root = op.root;
-  e.predictedMicros = predictedMicros;
-  e.algorithm = algorithm;
-}
-
-void CommImpl::resetCounters() {
-  metrics_.reset();
-  for (CounterCells& c : counters_) {
-    c.calls.store(0, std::memory_order_relaxed);
-    c.payload.store(0, std::memory_order_relaxed);
-    c.wire.store(0, std::memory_order_relaxed);
-  }
 }
 
 void CommImpl::setDeterministic(bool on) {
@@ -599,72 +517,20 @@ void CommImpl::complete(std::span<const Operation> ops) {
   }
 }
 
-Status CommImpl::runOwned(std::span<const Operation> ops) {
-  log::RankScope scope(rank_);
-  engine::Execution* execution = nullptr;
-  CHORUS_TRY(prepare(ops, &execution));
+// Inlined into both callers: a call frame here was 23 instructions on a small call's path of 1,100.
+[[gnu::always_inline]] inline Status CommImpl::runPrepared(std::span<const Operation> ops,
+                                                           engine::Execution* execution) {
   // A transfer that failed half-way leaves the streams out of step with the peers: nothing after it may run.
   if (Status st = engine::run(std::span<engine::Execution* const>(&execution, 1)); !st.isOk()) return failCall(st);
   complete(ops);
   return Status::ok();
 }
 
-void CommImpl::startRecording(std::span<const Operation> ops, uint64_t started) {
-  for (size_t i = 0; i < calls_.size(); ++i) {
-    observe::FlightEntry& e = calls_[i].entry;
-    e.scheduledTick = ops[i].scheduledTick ? ops[i].scheduledTick : started;
-    e.startedTick = started;
-    e.endedTick = 0;
-    e.state = observe::OpState::kStarted;
-    calls_[i].published = false;
-  }
-  recording_ = true;
-}
-
-// Called by the engine when the call waits past its spin: from here a dump (SIGUSR1, a peer's timeout, a request)
-// must find the call as started. A call that ends sooner writes its entry once, ended: one slot write instead of a
-// started entry and its update, on every small call's path.
-void CommImpl::publishStarted() {
-  if (!recording_) return;
-  for (RecordedCall& c : calls_) {
-    if (c.published) continue;
-    c.index = recorder_.append(c.entry);
-    c.published = true;
-  }
-}
-
-bool CommImpl::finishRecording(observe::OpState state) {
-  if (!recording_) return false;
-  recording_ = false;
-  const uint64_t ended = observe::ticks();
-  for (RecordedCall& c : calls_) {
-    if (c.published) {
-      recorder_.finish(c.index, state, ended);
-      continue;
-    }
-    c.entry.state = state;
-    c.entry.endedTick = ended;
-    c.index = recorder_.append(c.entry);
-  }
-  if (state == observe::OpState::kCompleted && calls_.size() == 1) {
-    const RecordedCall& only = calls_.front();
-    observe::MetricsTable::addTime(only.metrics, ended - only.entry.startedTick, only.entry.predictedMicros);
-  }
-  return true;
-}
-
-void CommImpl::logCalls(std::span<const Operation> ops, double microseconds, const Status& st) const {
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Operation& op = ops[i];
-    // A group's operations ran as one: each line gives its place in the group and the whole group's time.
-    char place[48] = "";
-    if (ops.size() > 1) snprintf(place, sizeof(place), " (group op %zu of %zu)", i + 1, ops.size());
-    const char* algorithm = ops.size() == 1 || i >= algorithmOfOp_.size() ? lastAlgorithm_ : algorithmOfOp_[i];
-    CHORUS_INFO(kColl, "%s seq %llu count %zu %s %s root %d algorithm %s bytes %llu time %.2f us%s%s%s",
-                algo::collName(op.type), static_cast<unsigned long long>(sequence_), op.count, dataTypeName(op.dtype),
-                redOpName(op.op.kind), op.root, algorithm, static_cast<unsigned long long>(payloadBytes(op, nranks_)),
-                microseconds, place, st.isOk() ? "" : ": ", st.isOk() ? "" : st.message().c_str());
-  }
+Status CommImpl::runOwned(std::span<const Operation> ops) {
+  log::RankScope scope(rank_);
+  engine::Execution* execution = nullptr;
+  CHORUS_TRY(prepare(ops, &execution));
+  return runPrepared(ops, execution);
 }
 
 Status CommImpl::execute(const Operation& op) {
@@ -685,10 +551,7 @@ Status CommImpl::runRepeated(const Operation& op) {
   const uint64_t started = recording ? observe::ticks() : 0;
   rebind(op);
   if (recording) startRecording({&op, 1}, started);
-  engine::Execution* execution = execution_.get();
-  if (Status st = engine::run(std::span<engine::Execution* const>(&execution, 1)); !st.isOk()) return failCall(st);
-  complete({&op, 1});
-  return Status::ok();
+  return runPrepared({&op, 1}, execution_.get());
 }
 
 Status CommImpl::runLogged(std::span<const Operation> ops) {

@@ -166,6 +166,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Runs `ops`. The caller owns the execution: the async worker and groups hold executionMutex_; a blocking call
   /// runs on the thread that uses the communicator, after draining the worker.
   Status runOwned(std::span<const Operation> ops);
+  /// The engine's run of a call prepared (bound and recorded) on `execution`, then complete(), or failCall().
+  Status runPrepared(std::span<const Operation> ops, engine::Execution* execution);
   /// runOwned, timed and followed by the COLL log lines when they are enabled.
   Status runLogged(std::span<const Operation> ops);
 
