@@ -236,6 +236,40 @@ TEST(ThreadCommunicator, ArgumentsChangedAfterARepeatedCallAreChecked) {
   EXPECT_EQ(y, 1.0f);
 }
 
+// A call that repeats the last one goes from the gate straight to its bound steps, but never past a group: inside
+// one it is deferred to groupEnd() like any other call, and it runs there.
+TEST(ThreadCommunicator, ARepeatedCallInsideAGroupWaitsForGroupEnd) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(1, &comms).isOk());
+  Communicator& c = *comms[0];
+  float x = 1, y = 0;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(c.broadcast(&x, &y, 1, DataType::kFloat32, 0).isOk());
+  x = 2;
+  y = 0;
+  ASSERT_TRUE(groupStart().isOk());
+  ASSERT_TRUE(c.broadcast(&x, &y, 1, DataType::kFloat32, 0).isOk());
+  EXPECT_EQ(y, 0.0f);  // deferred, not run
+  ASSERT_TRUE(groupEnd().isOk());
+  EXPECT_EQ(y, 2.0f);
+  // And after the group, the same call again runs at once, as do calls between an async one and its repeat.
+  x = 3;
+  ASSERT_TRUE(c.broadcast(&x, &y, 1, DataType::kFloat32, 0).isOk());
+  EXPECT_EQ(y, 3.0f);
+  float z = 0;
+  Request r = c.allReduceAsync(&x, &z, 1, DataType::kFloat32, RedOp::sum());
+  ASSERT_TRUE(r.wait().isOk());
+  EXPECT_EQ(z, 3.0f);
+  for (float v : {5.0f, 6.0f}) {  // the async call's arguments, now blocking: checked once, then repeated
+    x = v;
+    ASSERT_TRUE(c.allReduce(&x, &z, 1, DataType::kFloat32, RedOp::sum()).isOk());
+    EXPECT_EQ(z, v);
+  }
+  // Empty calls repeated stay no-ops.
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(c.broadcast(nullptr, nullptr, 0, DataType::kFloat32, 0).isOk());
+  ASSERT_TRUE(c.broadcast(&x, &y, 1, DataType::kFloat32, 0).isOk());
+  EXPECT_EQ(y, 6.0f);
+}
+
 TEST(ThreadCommunicator, SendRecvCountMismatchIsReported) {
   std::vector<std::unique_ptr<Communicator>> comms;
   ASSERT_TRUE(Communicator::createLocal(2, &comms).isOk());

@@ -45,6 +45,31 @@ TEST(FifoLines, MessagesArriveWholeAndInOrderAcrossTheWrap) {
   }
 }
 
+// A message of a head (a call header) and a payload, one line or several, arrives as the two parts in order; an
+// empty message writes nothing.
+TEST(FifoLines, TwoPartMessagesArriveWholeAndEmptyOnesWriteNothing) {
+  constexpr size_t kCapacity = 64 << 10;
+  FifoMemory memory(kCapacity);
+  Fifo producer = memory.view(kCapacity), consumer = memory.view(kCapacity);
+  const auto head = pattern(Line::kPayload, 7);
+  const auto payload = pattern(3 * Line::kPayload, 8);
+  std::vector<std::byte> got(4 * Line::kPayload);
+  for (size_t headBytes : {size_t{0}, size_t{1}, size_t{16}, Line::kPayload}) {
+    for (size_t bytes = 0; bytes <= 2 * Line::kPayload + 3; ++bytes) {
+      if (headBytes + bytes == 0) {
+        ASSERT_TRUE(producer.sendLines(head.data(), 0, payload.data(), 0));
+        EXPECT_FALSE(consumer.linesWaiting());
+        continue;
+      }
+      ASSERT_TRUE(producer.sendLines(head.data(), headBytes, payload.data(), bytes));
+      ASSERT_TRUE(consumer.recvLines(got.data(), headBytes + bytes)) << headBytes << " + " << bytes;
+      ASSERT_EQ(memcmp(got.data(), head.data(), headBytes), 0) << headBytes << " + " << bytes;
+      ASSERT_EQ(memcmp(got.data() + headBytes, payload.data(), bytes), 0) << headBytes << " + " << bytes;
+      EXPECT_FALSE(consumer.linesWaiting());
+    }
+  }
+}
+
 TEST(FifoLines, AFullRingRefusesUntilTheConsumerTakes) {
   constexpr size_t kCapacity = 64 << 10;
   FifoMemory memory(kCapacity);

@@ -70,6 +70,22 @@ void expectReduce(DataType type, RedOpKind op, std::vector<T> a, std::vector<T> 
   EXPECT_EQ(a, want);
 }
 
+// copyShort's overlapping moves: every size up to 64 bytes lands whole, at every offset, and writes nothing past it.
+TEST(CopyShort, EverySizeUpTo64CopiesItsBytesAndNoMore) {
+  std::vector<unsigned char> from(96), to(96);
+  for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<unsigned char>(i * 7 + 1);
+  for (size_t offset = 0; offset < 8; ++offset) {
+    for (size_t bytes = 0; bytes <= 64; ++bytes) {
+      std::fill(to.begin(), to.end(), 0xee);
+      kernels::copyShort(to.data() + offset, from.data() + offset, bytes);
+      for (size_t i = 0; i < to.size(); ++i) {
+        const bool inside = i >= offset && i < offset + bytes;
+        ASSERT_EQ(to[i], inside ? from[i] : 0xee) << "bytes " << bytes << " offset " << offset << " at " << i;
+      }
+    }
+  }
+}
+
 TEST(Reduce, IntegerOps) {
   expectReduce<int32_t>(DataType::kInt32, RedOpKind::kSum, {1, -2, 3}, {4, 5, -6}, {5, 3, -3});
   expectReduce<int32_t>(DataType::kInt32, RedOpKind::kProd, {2, -2, 3}, {4, 5, -6}, {8, -10, -18});

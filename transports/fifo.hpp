@@ -10,6 +10,8 @@
 #include <cstring>
 #include <span>
 
+#include "kernels/copy.hpp"
+
 namespace chorus::transport {
 
 struct FifoHeader {
@@ -127,30 +129,14 @@ class Fifo {
   bool sendLines(const void* src, size_t bytes) { return sendLines(nullptr, 0, src, bytes); }
   /// The same for a message of two parts, `head` (at most one line's payload) then `src`.
   bool sendLines(const void* head, size_t headBytes, const void* src, size_t bytes) {
-    const size_t total = headBytes + bytes;
-    const uint64_t need = linesFor(total);
-    if (linesSent_ + need - cachedConsumed_ > LineArea::kLines) {
-      cachedConsumed_ = lines_->consumed.load(std::memory_order_acquire);
-      if (linesSent_ + need - cachedConsumed_ > LineArea::kLines) return false;
-    }
-    const auto* from = static_cast<const std::byte*>(src);
-    size_t left = bytes;
-    for (uint64_t i = 0; i < need; ++i) {
-      Line& line = lines_->lines[(linesSent_ + i) % LineArea::kLines];
-      size_t room = Line::kPayload;
-      std::byte* to = line.payload;
-      if (i == 0 && headBytes > 0) {
-        memcpy(to, head, headBytes);
-        to += headBytes;
-        room -= headBytes;
-      }
-      const size_t n = left < room ? left : room;
-      memcpy(to, from, n);
-      from += n;
-      left -= n;
-      line.flag.store(linesSent_ + i + 1, std::memory_order_release);
-    }
-    linesSent_ += need;
+    // Several lines, or none (an empty message writes nothing, as its receiver reads nothing): the general path.
+    if (headBytes + bytes - 1 >= Line::kPayload) return sendLineSpan(head, headBytes, src, bytes);
+    // One line, most small calls' messages with their call header: no loop, no frame.
+    if (!linesFree(1)) return false;
+    Line& line = lines_->lines[linesSent_ % LineArea::kLines];
+    if (headBytes > 0) kernels::copyShort(line.payload, head, headBytes);
+    kernels::copyShort(line.payload + headBytes, src, bytes);
+    line.flag.store(++linesSent_, std::memory_order_release);
     return true;
   }
   /// Line channel, consumer: takes the next message of `bytes` bytes once all its lines are there.
@@ -159,10 +145,19 @@ class Fifo {
     // The lines are written in order, each flag released after its payload: the last flag covers them all.
     const Line& last = lines_->lines[(linesReceived_ + need - 1) % LineArea::kLines];
     if (last.flag.load(std::memory_order_acquire) != linesReceived_ + need) return false;
+    if (need == 1) {
+      kernels::copyShort(dst, last.payload, bytes);
+      lines_->consumed.store(++linesReceived_, std::memory_order_release);
+      return true;
+    }
     auto* to = static_cast<std::byte*>(dst);
     for (uint64_t i = 0; i < need; ++i, to += Line::kPayload) {
       const Line& line = lines_->lines[(linesReceived_ + i) % LineArea::kLines];
-      memcpy(to, line.payload, i + 1 < need ? Line::kPayload : bytes - i * Line::kPayload);
+      if (i + 1 < need) {
+        memcpy(to, line.payload, Line::kPayload);
+      } else {
+        kernels::copyShort(to, line.payload, bytes - i * Line::kPayload);
+      }
     }
     linesReceived_ += need;
     lines_->consumed.store(linesReceived_, std::memory_order_release);
@@ -173,7 +168,7 @@ class Fifo {
   bool peekLine(void* dst, size_t bytes) const {
     const Line& first = lines_->lines[linesReceived_ % LineArea::kLines];
     if (first.flag.load(std::memory_order_acquire) != linesReceived_ + 1) return false;
-    memcpy(dst, first.payload, bytes < Line::kPayload ? bytes : Line::kPayload);
+    kernels::copyShort(dst, first.payload, bytes < Line::kPayload ? bytes : Line::kPayload);
     return true;
   }
   /// Line channel, consumer: true when the next line has arrived.
@@ -227,6 +222,35 @@ class Fifo {
     if (cachedHead_ == wrappedFrom_) cachedHead_ = wrappedTo_;
   }
   static uint64_t linesFor(size_t bytes) { return (bytes + Line::kPayload - 1) / Line::kPayload; }
+  bool linesFree(uint64_t need) {
+    if (linesSent_ + need - cachedConsumed_ <= LineArea::kLines) return true;
+    cachedConsumed_ = lines_->consumed.load(std::memory_order_acquire);
+    return linesSent_ + need - cachedConsumed_ <= LineArea::kLines;
+  }
+  // sendLines() of a message over several lines.
+  [[gnu::noinline]] bool sendLineSpan(const void* head, size_t headBytes, const void* src, size_t bytes) {
+    const uint64_t need = linesFor(headBytes + bytes);
+    if (!linesFree(need)) return false;
+    const auto* from = static_cast<const std::byte*>(src);
+    size_t left = bytes;
+    for (uint64_t i = 0; i < need; ++i) {
+      Line& line = lines_->lines[(linesSent_ + i) % LineArea::kLines];
+      size_t room = Line::kPayload;
+      std::byte* to = line.payload;
+      if (i == 0 && headBytes > 0) {
+        kernels::copyShort(to, head, headBytes);
+        to += headBytes;
+        room -= headBytes;
+      }
+      const size_t n = left < room ? left : room;
+      kernels::copyShort(to, from, n);
+      from += n;
+      left -= n;
+      line.flag.store(linesSent_ + i + 1, std::memory_order_release);
+    }
+    linesSent_ += need;
+    return true;
+  }
 
   FifoHeader* header_ = nullptr;
   LineArea* lines_ = nullptr;

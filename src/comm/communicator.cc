@@ -8,6 +8,7 @@
 #include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "gpu/placement.hpp"
+#include "gpu/runtime.hpp"
 #include "gpu/stream_calls.hpp"
 
 namespace chorus {
@@ -229,9 +230,8 @@ Status abortedError(const CommImpl& impl, const char* name) {
   return remoteError(std::string(name) + ": the communicator was aborted" + (plain ? "" : " (" + cause + ")"));
 }
 
-Status run(CommImpl& impl, Operation op) {
-  OwnerCall call(impl.gate());
-  if (!call.entered()) return abortedError(impl, algo::collName(op.type));
+// run() past its first checks: a call other than the last one, or the last one where it may no longer be repeated.
+[[gnu::noinline]] Status runChecked(CommImpl& impl, Operation& op) {
   // A nonblocking communicator's init may still be queued ahead of this call; its worker reports a failed init.
   if (impl.blocking() && !impl.initialized()) {
     return invalidUsage("communicator is not initialized (did its init fail?)");
@@ -249,7 +249,19 @@ Status run(CommImpl& impl, Operation op) {
     (void)impl.submit(std::move(op));
     return {ErrorCode::kInProgress, "queued on the communicator's thread"};
   }
+  // Where no CUDA device is seen the placement above is host memory whatever the pointers: a call that repeats
+  // this one's arguments needs none of the checks above again.
+  if (!gpu::available()) impl.validator().markRepeatable();
   return impl.execute(op);
+}
+
+// A call that repeats the last one (a training step's, a benchmark's loop) goes from the gate to the execution: its
+// arguments, checks and path are the last call's. Outside a group only: inside one it is deferred as any other.
+inline Status run(CommImpl& impl, Operation op) {
+  OwnerCall call(impl.gate());
+  if (!call.entered()) return abortedError(impl, algo::collName(op.type));
+  if (impl.validator().repeats(op) && !group::active()) return impl.execute(op);
+  return runChecked(impl, op);
 }
 
 Request runAsync(CommImpl& impl, Operation op) {

@@ -123,6 +123,7 @@ Status CallValidator::check(const Operation& op, int rank, int nranks) {
   if (sameAsPassed(op)) return Status::ok();
   CHORUS_TRY(validate(op, rank, nranks));
   passed_ = op.type != CollType::kAlltoAllv;
+  repeatable_ = false;
   type_ = op.type;
   send_ = op.send;
   recv_ = op.recv;

@@ -44,6 +44,10 @@ Status validate(const Operation& op, int rank, int nranks);
 class CallValidator {
  public:
   Status check(const Operation& op, int rank, int nranks);
+  /// Whether `op` repeats the last call that passed, and that call was marked repeatable: it ran as a blocking
+  /// call on host memory, so its checks, its placement and its path hold for `op` as they did for it.
+  bool repeats(const Operation& op) const { return repeatable_ && sameAsPassed(op); }
+  void markRepeatable() { repeatable_ = true; }
 
  private:
   bool sameAsPassed(const Operation& op) const {
@@ -51,6 +55,7 @@ class CallValidator {
            op.dtype == dtype_ && op.op.kind == kind_ && op.root == root_;
   }
   bool passed_ = false;
+  bool repeatable_ = false;
   algo::CollType type_ = algo::CollType::kAllReduce;
   const void* send_ = nullptr;
   void* recv_ = nullptr;

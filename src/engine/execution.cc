@@ -249,13 +249,6 @@ bool Execution::leftToCarrier(const Work& w) const {
   return !send.complete && !(send.direct && !send.streamed && send.regionIndex != kNoRegion);
 }
 
-size_t Execution::depLimit(const Work& w) const {
-  if (w.after >= 0 && !work_[w.after].complete) return 0;
-  if (w.dep < 0) return w.bytes;
-  const Work& d = work_[w.dep];
-  return d.complete ? w.bytes : std::min(w.bytes, d.wire);
-}
-
 size_t Execution::allowedWire(const Work& w) const {
   const size_t limit = depLimit(w);
   // Padding moves only with the last data bytes; partial progress stays on 16-byte boundaries.
@@ -316,7 +309,11 @@ Status Execution::advanceSmallRecv(Work& w, PeerQueues& q, bool* moved) {
       }
     }
     if (w.kind == StepKind::kRecv) {
-      memcpy(w.dst, incoming + skip, w.bytes);
+      if (w.bytes <= 64) {
+        kernels::copyShort(w.dst, incoming + skip, w.bytes);
+      } else {
+        memcpy(w.dst, incoming + skip, w.bytes);
+      }
     } else {
       w.reduce(w.dst, w.src, incoming + skip, w.bytes / w.elemSize);
     }
@@ -461,12 +458,18 @@ Status Execution::advance(bool* moved) {
   if (locals) advanceLocals(/*large=*/false, moved);
   for (auto& [peer, q] : peers_) {
     // The peer's headers first: when the calls differ, that is the error to report, not what sending would meet.
-    if (!q.owedHeaders.empty()) CHORUS_TRY(receiveOwedHeaders(peer, q, moved));
+    // Owed headers come as small messages: none waiting, nothing to take (a Broadcast root looks every round).
+    if (!q.owedHeaders.empty() && (q.owedOverLimit || q.small->waiting())) {
+      CHORUS_TRY(receiveOwedHeaders(peer, q, moved));
+    }
     const bool owing = !q.owedHeaders.empty();  // nothing of this call comes in before the owed headers
     if (q.headerInPending && !owing) CHORUS_TRY(receiveHeader(peer, q, moved));
     if (q.confirmationPending) CHORUS_TRY(sendConfirmation(q, moved));  // before anything else to the peer
     if (q.headerOutPending && !q.confirmationPending) CHORUS_TRY(sendHeader(q, moved));
-    if (!q.headerOutPending && !q.confirmationPending) CHORUS_TRY(advanceSends(q, moved));
+    // A stream this rank only receives on skips the call: its frame was a tenth of a small receive's round.
+    if (!q.headerOutPending && !q.confirmationPending && q.nextSend < q.sends.size()) {
+      CHORUS_TRY(advanceSends(q, moved));
+    }
     while (!owing && !q.headerInPending && q.nextRecv < q.recvs.size()) {
       Work& w = work_[q.recvs[q.nextRecv]];
       CHORUS_TRY(advanceRecv(w, q, moved));

@@ -3,6 +3,7 @@
 // single-threaded simulator and in grouped multi-rank calls, of several ranks -- until all are done.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
@@ -198,7 +199,13 @@ class Execution {
     size_t announceOutWire = 0, announceInRead = 0, announceInBytes = 0;
   };
 
-  size_t depLimit(const Work& w) const;
+  // Inline: every small step's advance asks it, and a call to it was a tenth of a small receive.
+  size_t depLimit(const Work& w) const {
+    if (w.after >= 0 && !work_[w.after].complete) return 0;
+    if (w.dep < 0) return w.bytes;
+    const Work& d = work_[w.dep];
+    return d.complete ? w.bytes : std::min(w.bytes, d.wire);
+  }
   size_t allowedWire(const Work& w) const;
   Status advanceSend(Work& w, PeerQueues& q, bool* moved);
   /// Copies a piece of a send into the connection's send space, with the stores farReaderStores_ picks.

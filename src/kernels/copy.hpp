@@ -1,7 +1,9 @@
-// Copies for large messages on host memory.
+// Copies on host memory: large ones that avoid glibc's slow cases, short ones inline.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 namespace chorus::kernels {
 
@@ -17,5 +19,29 @@ void copy(void* dst, const void* src, size_t bytes);
 /// not first read every destination line it is about to overwrite. Worth it only for destinations far larger
 /// than the caches, which the program will not read again soon.
 void streamingCopy(void* dst, const void* src, size_t bytes);
+
+/// A copy of at most 64 bytes, inline: two fixed-size moves that may overlap, where a call to memcpy costs more
+/// than the bytes (a small message's call header and payload, a line of the FIFOs' line channel). The buffers
+/// must not overlap.
+[[gnu::always_inline]] inline void copyShort(void* dst, const void* src, size_t bytes) {
+  auto* to = static_cast<std::byte*>(dst);
+  const auto* from = static_cast<const std::byte*>(src);
+  if (bytes >= 32) {
+    memcpy(to, from, 32);
+    memcpy(to + bytes - 32, from + bytes - 32, 32);
+  } else if (bytes >= 16) {
+    memcpy(to, from, 16);
+    memcpy(to + bytes - 16, from + bytes - 16, 16);
+  } else if (bytes >= 8) {
+    memcpy(to, from, 8);
+    memcpy(to + bytes - 8, from + bytes - 8, 8);
+  } else if (bytes >= 4) {
+    memcpy(to, from, 4);
+    memcpy(to + bytes - 4, from + bytes - 4, 4);
+  } else if (bytes > 0) {
+    to[0] = from[0];
+    if (bytes > 1) memcpy(to + bytes - 2, from + bytes - 2, 2);
+  }
+}
 
 }  // namespace chorus::kernels
