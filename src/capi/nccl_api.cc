@@ -135,21 +135,22 @@ ncclResult_t release(ncclComm_t comm, bool abort, const char* fn) {
   return ncclSuccess;
 }
 
-Status checkType(ncclDataType_t t, const char* fn) {
-  if (static_cast<int>(t) < 0 || static_cast<int>(t) >= ncclNumTypes) {
-    return chorus::invalidArgument(std::string(fn) + ": invalid datatype " + std::to_string(static_cast<int>(t)));
-  }
+[[gnu::noinline]] Status typeError(ncclDataType_t t, const char* fn) {
+  return chorus::invalidArgument(std::string(fn) + ": invalid datatype " + std::to_string(static_cast<int>(t)));
+}
+
+// Inline with the statuses of failures built out of line: the passing check is a compare on every call's path.
+[[gnu::always_inline]] inline Status checkType(ncclDataType_t t, const char* fn) {
+  if (static_cast<unsigned>(t) >= static_cast<unsigned>(ncclNumTypes)) return typeError(t, fn);
   return Status::ok();
 }
 
 DataType dt(ncclDataType_t t) { return static_cast<DataType>(t); }
 
-Status resolveOp(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t type, const char* fn, RedOp* out) {
-  int v = static_cast<int>(op);
-  if (v >= 0 && v < ncclNumOps) {
-    *out = RedOp{static_cast<chorus::RedOpKind>(v), 1.0};
-    return Status::ok();
-  }
+// A PreMulSum op made by ncclRedOpCreatePreMulSum, or an error naming a bad op.
+[[gnu::noinline]] Status resolveCreatedOp(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t type, const char* fn,
+                                          RedOp* out) {
+  const int v = static_cast<int>(op);
   std::lock_guard<std::mutex> lock(comm->mutex);
   size_t index = static_cast<size_t>(v - ncclNumOps);
   if (v < ncclNumOps || index >= comm->preMulOps.size() || !comm->preMulOps[index].inUse) {
@@ -167,6 +168,16 @@ Status resolveOp(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t type, const cha
     *out = RedOp::preMulSumOnDevice(p.pointer);  // read when the stream reaches the call
   }
   return Status::ok();
+}
+
+[[gnu::always_inline]] inline Status resolveOp(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t type, const char* fn,
+                                               RedOp* out) {
+  const int v = static_cast<int>(op);
+  if (v >= 0 && v < ncclNumOps) {
+    *out = RedOp{static_cast<chorus::RedOpKind>(v), 1.0};
+    return Status::ok();
+  }
+  return resolveCreatedOp(comm, op, type, fn, out);
 }
 
 // Copies a user config by its declared size (older, smaller structs work) and checks its magic.

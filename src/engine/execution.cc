@@ -60,6 +60,7 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
   operations_ = operations;
   work_.clear();
   locals_.clear();
+  localsPending_ = false;
   bindingOfPlan_.clear();
   stagingBytes_ = 0;
   stagingBase_ = nullptr;
@@ -110,6 +111,7 @@ void Execution::rewind(uint64_t sequence) {
   }
   armHeaders();
   remaining_ = work_.size();
+  localsPending_ = !locals_.empty();
 }
 
 void Execution::retarget(size_t plan, const void* send, void* recv) {
@@ -213,6 +215,7 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
       q.recvFlow = mix(q.recvFlow, s.bytes);
     } else {
       locals_.push_back(index);
+      localsPending_ = true;
     }
   }
   linkRiders(base);
@@ -429,13 +432,19 @@ Status Execution::advanceRecv(Work& w, PeerQueues& q, bool* moved) {
 // Small local steps run before the peers' (a small call's reduction often waits for its local copy), large ones
 // after: a send that does not wait for them (a Broadcast root's, an AllGather's own block) is then on the stream
 // before this rank spends its time on the copy, and the peers copy meanwhile (2-rank Broadcast of 64 MiB from
-// ncclMemAlloc's buffers: 6.2-6.9 ms, was 8.8-9.9, when the peer waited for the root's own copy to end).
-void Execution::advanceLocals(bool large, bool* moved) {
+// ncclMemAlloc's buffers: 6.2-6.9 ms, was 8.8-9.9, when the peer waited for the root's own copy to end). After the
+// peers' steps a small one that became ready meanwhile runs too: a small Broadcast root's own copy, which waits for
+// its send, then ends the call in its first round instead of taking a second.
+void Execution::advanceLocals(bool afterPeers, bool* moved) {
+  bool pending = false;
   for (int index : locals_) {
     Work& w = work_[index];
-    if (w.complete || (w.bytes >= largeLocal_) != large) continue;
-    if ((w.dep >= 0 && !work_[w.dep].complete) || (w.after >= 0 && !work_[w.after].complete)) continue;
-    if (leftToCarrier(w)) continue;
+    if (w.complete) continue;
+    if ((!afterPeers && w.bytes >= largeLocal_) || (w.dep >= 0 && !work_[w.dep].complete) ||
+        (w.after >= 0 && !work_[w.after].complete) || leftToCarrier(w)) {
+      pending = true;
+      continue;
+    }
     if (w.kind == StepKind::kReduceLocal) {
       w.reduce(w.dst, w.dst, w.src, w.bytes / w.elemSize);
     } else if (w.dst != w.src && w.bytes > 0) {
@@ -448,14 +457,14 @@ void Execution::advanceLocals(bool large, bool* moved) {
     finish(w);
     *moved = true;
   }
+  localsPending_ = pending;
 }
 
 Status Execution::advance(bool* moved) {
   if (abortFlag_ && abortFlag_->load(std::memory_order_relaxed)) {
     return invalidUsage("the communicator was aborted");
   }
-  const bool locals = !locals_.empty();
-  if (locals) advanceLocals(/*large=*/false, moved);
+  if (localsPending_) advanceLocals(/*afterPeers=*/false, moved);
   for (auto& [peer, q] : peers_) {
     // The peer's headers first: when the calls differ, that is the error to report, not what sending would meet.
     // Owed headers come as small messages: none waiting, nothing to take (a Broadcast root looks every round).
@@ -477,7 +486,7 @@ Status Execution::advance(bool* moved) {
       ++q.nextRecv;
     }
   }
-  if (locals) advanceLocals(/*large=*/true, moved);
+  if (localsPending_) advanceLocals(/*afterPeers=*/true, moved);
   if (remaining_ == 0 && headersPending_ == 0 && !drained_) {
     drained_ = true;
     for (auto& [peer, q] : peers_) drained_ = drained_ && q.connection->sendDrained();

@@ -227,8 +227,9 @@ class Execution {
   /// Whether a send has put all it will on the stream and waits only for the peer's acknowledgement.
   static bool awaitsAck(const Work& w) { return w.direct && !w.streamed && !w.complete && w.wire == w.bytes; }
   Status advanceSends(PeerQueues& q, bool* moved);
-  /// Runs the local steps (copies, local reductions) whose inputs are ready, the small or the large ones.
-  void advanceLocals(bool large, bool* moved);
+  /// Runs the local steps (copies, local reductions) whose inputs are ready: the small ones before the peers'
+  /// steps, every one after them. Notes in localsPending_ whether any is left.
+  void advanceLocals(bool afterPeers, bool* moved);
   /// Links each large local copy that nothing waits for to a send of the same bytes (Work::rider) in the steps
   /// appended from `base` on.
   void linkRiders(int base);
@@ -270,6 +271,7 @@ class Execution {
   std::vector<Binding> bindingOfPlan_;  // each plan's appended since reset(), as retargeted
   std::vector<std::pair<int, PeerQueues>> peers_;
   std::vector<int> locals_;
+  bool localsPending_ = false;  // a local step is not finished: advance() runs the passes over locals_
   size_t remaining_ = 0;
   bool traceSteps_ = false;  // CHORUS_DEBUG=TRACE with ENGINE: one line per finished step
   bool drained_ = true;
