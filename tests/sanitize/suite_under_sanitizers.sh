@@ -6,7 +6,8 @@
 # install test, the format check, the plan simulator above 16 ranks (single-threaded plan logic whose code paths
 # 2 to 16 ranks already cover: 40% of the suite's time under the sanitizers), and the run of every algorithm forced
 # at every size (220 s of the plain suite by itself; the plan simulator runs every algorithm's plans through the real
-# engine here, and the thread and process suites run the selected ones).
+# engine here, and the thread and process suites run the selected ones), and chorus-tune's end-to-end check (timing
+# runs of every algorithm: 100 s under the sanitizers, its tuning file's parsing covered by the unit tests).
 # Usage: suite_under_sanitizers.sh <source dir> <build dir>     (`make test-sanitized`; CI runs it after `make test`)
 set -euo pipefail
 src=$(cd "$1" && pwd) build=$2
@@ -19,7 +20,7 @@ configure_sanitized_tree "$src" "$tree" address,undefined
 cmake --build "$tree" -j"$jobs" >/dev/null
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the suite"
 (cd "$tree" && ctest --output-on-failure -j"$jobs" --timeout 1800 \
-  -E '^(abort_under_.*|fuzz_targets|install_and_consume|clang_format|ThreadCommunicator\.EveryAlgorithmGivesTheSameResults|Ranks/PlanSimulator\..*/(1[7-9]|[2-9][0-9]))$')
+  -E '^(abort_under_.*|fuzz_targets|install_and_consume|clang_format|tune_choices|ThreadCommunicator\.EveryAlgorithmGivesTheSameResults|Ranks/PlanSimulator\..*/(1[7-9]|[2-9][0-9]))$')
 
 # ThreadSanitizer makes collectives 10-30x slower: the threaded tests run at 3 ranks (odd, so rings pipeline
 # unevenly) plus every other thread test, and the training tests' thread variants (their forked variants test no
