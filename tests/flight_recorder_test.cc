@@ -182,15 +182,33 @@ TEST(FlightRecorder, ACallWaitingForItsPeerIsRecordedAsStarted) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(FlightRecorder, ResetCountersClearsTheMetrics) {
+// The traffic counters are the metrics summed by collective: both count every call once, repeated or not, and
+// both start again from a reset.
+TEST(FlightRecorder, ResetCountersClearsTheMetricsAndTheCounters) {
   onThreads(2, [](Communicator& comm) {
-    float x = 1;
+    float x = 1, v[3] = {1, 2, 3};
     ASSERT_TRUE(comm.allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk());
     comm.resetCounters();
     EXPECT_TRUE(comm.metrics().empty());
-    ASSERT_TRUE(comm.allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk());
-    ASSERT_EQ(comm.metrics().size(), 1u);
-    EXPECT_EQ(comm.metrics()[0].calls, 1u);
+    EXPECT_EQ(comm.counters().allReduce.calls, 0u);
+    for (int i = 0; i < 3; ++i)  // the second and third repeat the bound call
+      ASSERT_TRUE(comm.allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum()).isOk());
+    ASSERT_TRUE(comm.broadcast(v, v, 3, DataType::kFloat32, 0).isOk());
+    ASSERT_EQ(comm.metrics().size(), 2u);
+    const TrafficCounters t = comm.counters();
+    EXPECT_EQ(t.allReduce.calls, 3u);
+    EXPECT_EQ(t.allReduce.payloadBytes, 12u);
+    EXPECT_EQ(t.broadcast.calls, 1u);
+    EXPECT_EQ(t.broadcast.payloadBytes, 12u);
+    EXPECT_EQ(t.broadcast.wireBytes, comm.rank() == 0 ? 12u : 0u);  // the root sends, the other rank only receives
+    EXPECT_EQ(t.allGather.calls, 0u);
+    for (const CallMetrics& m : comm.metrics()) {
+      const CallCounters& c = m.collective == "AllReduce" ? t.allReduce : t.broadcast;
+      EXPECT_EQ(m.calls, c.calls) << m.collective;
+      EXPECT_EQ(m.payloadBytes, c.payloadBytes) << m.collective;
+      EXPECT_EQ(m.wireBytes, c.wireBytes) << m.collective;
+      EXPECT_EQ(m.timedCalls, m.calls) << m.collective;
+    }
   });
 }
 

@@ -30,22 +30,12 @@ Status CommImpl::dumpFlightRecord(const std::string& dir, const std::string& rea
   return st;
 }
 
-void CommImpl::count(algo::CollType type, uint64_t payload, uint64_t wire) {
-  // One writer (under executionMutex_): plain loads and stores, no locked read-modify-write on the call path.
-  CounterCells& c = counters_[static_cast<size_t>(type)];
-  auto add = [](std::atomic<uint64_t>& cell, uint64_t v) {
-    cell.store(cell.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
-  };
-  add(c.calls, 1);
-  add(c.payload, payload);
-  add(c.wire, wire);
-}
-
+// Every call adds to one metrics cell (its collective and algorithm): summed by collective, the cells are the
+// traffic counters, and a call counts once.
 TrafficCounters CommImpl::counters() const {
   auto read = [this](algo::CollType t) {
-    const CounterCells& c = counters_[static_cast<size_t>(t)];
-    return CallCounters{c.calls.load(std::memory_order_relaxed), c.payload.load(std::memory_order_relaxed),
-                        c.wire.load(std::memory_order_relaxed)};
+    const observe::MetricsTable::Totals sum = metrics_.totals(static_cast<uint8_t>(t));
+    return CallCounters{sum.calls, sum.payload, sum.wire};
   };
   using algo::CollType;
   TrafficCounters t;
@@ -68,6 +58,7 @@ void CommImpl::noteCall(const Operation& op, const char* algorithm, float predic
   observe::MetricsTable::addCall(cell, payload, wire);
   RecordedCall& c = calls_.emplace_back();
   c.metrics = cell;
+  c.predictedNanoseconds = observe::MetricsTable::predictedNanoseconds(predictedMicros);
   observe::FlightEntry& e = c.entry;
   e.sequence = sequence_;
   e.count = op.count;
@@ -81,14 +72,7 @@ void CommImpl::noteCall(const Operation& op, const char* algorithm, float predic
   e.algorithm = algorithm;
 }
 
-void CommImpl::resetCounters() {
-  metrics_.reset();
-  for (CounterCells& c : counters_) {
-    c.calls.store(0, std::memory_order_relaxed);
-    c.payload.store(0, std::memory_order_relaxed);
-    c.wire.store(0, std::memory_order_relaxed);
-  }
-}
+void CommImpl::resetCounters() { metrics_.reset(); }
 
 void CommImpl::startRecording(std::span<const Operation> ops, uint64_t started) {
   for (size_t i = 0; i < calls_.size(); ++i) {
@@ -114,24 +98,45 @@ void CommImpl::publishStarted() {
   }
 }
 
+void CommImpl::finishEntry(RecordedCall& c, observe::OpState state, uint64_t ended) {
+  if (c.published) {
+    recorder_.finish(c.index, state, ended);
+    return;
+  }
+  c.entry.state = state;
+  c.entry.endedTick = ended;
+  c.index = recorder_.append(c.entry);
+}
+
 bool CommImpl::finishRecording(observe::OpState state) {
   if (!recording_) return false;
   recording_ = false;
   const uint64_t ended = observe::ticks();
-  for (RecordedCall& c : calls_) {
-    if (c.published) {
-      recorder_.finish(c.index, state, ended);
-      continue;
-    }
-    c.entry.state = state;
-    c.entry.endedTick = ended;
-    c.index = recorder_.append(c.entry);
-  }
+  for (RecordedCall& c : calls_) finishEntry(c, state, ended);
   if (state == observe::OpState::kCompleted && calls_.size() == 1) {
     const RecordedCall& only = calls_.front();
-    observe::MetricsTable::addTime(only.metrics, ended - only.entry.startedTick, only.entry.predictedMicros);
+    observe::MetricsTable::addTime(only.metrics, ended - only.entry.startedTick, only.predictedNanoseconds);
   }
   return true;
+}
+
+// A blocking call: scheduled when it started.
+void CommImpl::startRepeatedRecording(uint64_t started) {
+  RecordedCall& c = calls_.front();
+  c.entry.scheduledTick = started;
+  c.entry.startedTick = started;
+  c.entry.endedTick = 0;
+  c.entry.state = observe::OpState::kStarted;
+  c.published = false;
+  recording_ = true;
+}
+
+void CommImpl::finishRepeatedRecording() {
+  recording_ = false;
+  const uint64_t ended = observe::ticks();
+  RecordedCall& c = calls_.front();
+  finishEntry(c, observe::OpState::kCompleted, ended);
+  observe::MetricsTable::addTime(c.metrics, ended - c.entry.startedTick, c.predictedNanoseconds);
 }
 
 void CommImpl::logCalls(std::span<const Operation> ops, double microseconds, const Status& st) const {

@@ -334,7 +334,6 @@ void CommImpl::rebind(const Operation& op) {
     bound.send = op.send;
     bound.recv = op.recv;
   }
-  count(bound.type, bound.payload, bound.wire);
   observe::MetricsTable::addCall(bound.metrics, bound.payload, bound.wire);
   lastAlgorithm_ = bound.algorithm;
   execution_->setStreamingFrom(0, streamingFrom(op.send, op.recv, bound.extents));
@@ -361,7 +360,6 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
       bound.send = op.send;
       bound.recv = op.recv;
     }
-    count(bound.type, bound.payload, bound.wire);
     observe::MetricsTable::addCall(bound.metrics, bound.payload, bound.wire);
     execution_->setStreamingFrom(i, streamingFrom(op.send, op.recv, bound.extents));
   }
@@ -422,7 +420,6 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
     if (!chosen) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
     algorithmOfOp_.push_back(lastAlgorithm_);
     const uint64_t payload = payloadBytes(op, nranks_);
-    count(op.type, payload, wire);
     noteCall(op, lastAlgorithm_, predicted, payload, wire, cell);
     plans.push_back(chosen);
     offsets.push_back(scratchTotal);
@@ -510,6 +507,10 @@ engine::CallSignature CommImpl::signatureOf(std::span<const Operation> ops) cons
 
 void CommImpl::complete(std::span<const Operation> ops) {
   (void)finishRecording(observe::OpState::kCompleted);
+  divideAverages(ops);
+}
+
+void CommImpl::divideAverages(std::span<const Operation> ops) {
   for (const Operation& op : ops) {
     if (op.op.kind != RedOpKind::kAvg) continue;
     size_t n = reductionOutputCount(op, rank_, nranks_);
@@ -517,20 +518,14 @@ void CommImpl::complete(std::span<const Operation> ops) {
   }
 }
 
-// Inlined into both callers: a call frame here was 23 instructions on a small call's path of 1,100.
-[[gnu::always_inline]] inline Status CommImpl::runPrepared(std::span<const Operation> ops,
-                                                           engine::Execution* execution) {
-  // A transfer that failed half-way leaves the streams out of step with the peers: nothing after it may run.
-  if (Status st = engine::run(std::span<engine::Execution* const>(&execution, 1)); !st.isOk()) return failCall(st);
-  complete(ops);
-  return Status::ok();
-}
-
 Status CommImpl::runOwned(std::span<const Operation> ops) {
   log::RankScope scope(rank_);
   engine::Execution* execution = nullptr;
   CHORUS_TRY(prepare(ops, &execution));
-  return runPrepared(ops, execution);
+  // A transfer that failed half-way leaves the streams out of step with the peers: nothing after it may run.
+  if (Status st = engine::run(std::span<engine::Execution* const>(&execution, 1)); !st.isOk()) return failCall(st);
+  complete(ops);
+  return Status::ok();
 }
 
 Status CommImpl::execute(const Operation& op) {
@@ -543,15 +538,20 @@ Status CommImpl::execute(const Operation& op) {
 }
 
 // runOwned() of a call that repeats the bound single operation (a training step's, a benchmark's loop), with
-// prepare() and bind() in the same frame: the layers of a general call took about a tenth of a small call's path.
+// prepare(), bind() and complete() in the same frame and the flight recorder's loops over a group's calls left
+// out: the layers of a general call took about a tenth of a small call's path, the recorder's a fifth.
 Status CommImpl::runRepeated(const Operation& op) {
   log::RankScope scope(rank_);
   CHORUS_TRY(usable());
   const bool recording = recorder_.capacity() != 0;  // off (CHORUS_TRACE_ENTRIES=0): no clock reads
   const uint64_t started = recording ? observe::ticks() : 0;
   rebind(op);
-  if (recording) startRecording({&op, 1}, started);
-  return runPrepared({&op, 1}, execution_.get());
+  if (recording) startRepeatedRecording(started);
+  engine::Execution* execution = execution_.get();
+  if (Status st = engine::run(std::span<engine::Execution* const>(&execution, 1)); !st.isOk()) return failCall(st);
+  if (recording) finishRepeatedRecording();
+  divideAverages({&op, 1});
+  return Status::ok();
 }
 
 Status CommImpl::runLogged(std::span<const Operation> ops) {

@@ -156,8 +156,15 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Records the running calls_ as completed or failed now (and the time of a single completed one in the
   /// metrics); false when none was running.
   bool finishRecording(observe::OpState state);
-  /// Adds one call of `type` to the traffic counters.
-  void count(algo::CollType type, uint64_t payload, uint64_t wire);
+  /// startRecording() and finishRecording(kCompleted) of the single bound call repeated (runRepeated), without
+  /// their loops over a group's calls.
+  void startRepeatedRecording(uint64_t started);
+  void finishRepeatedRecording();
+  /// Writes call `c`'s entry as ended in `state` at `ended`: its first write, or the update of its started one.
+  struct RecordedCall;
+  void finishEntry(RecordedCall& c, observe::OpState state, uint64_t ended);
+  /// Divides the results of the AVG reductions among `ops` by the number of ranks.
+  void divideAverages(std::span<const Operation> ops);
   /// Appends `op`'s flight-recorder entry and metrics cell to calls_, and counts it in the cell.
   void noteCall(const Operation& op, const char* algorithm, float predictedMicros, uint64_t payload, uint64_t wire,
                 observe::MetricsTable::Cell* cell);
@@ -166,8 +173,6 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Runs `ops`. The caller owns the execution: the async worker and groups hold executionMutex_; a blocking call
   /// runs on the thread that uses the communicator, after draining the worker.
   Status runOwned(std::span<const Operation> ops);
-  /// The engine's run of a call prepared (bound and recorded) on `execution`, then complete(), or failCall().
-  Status runPrepared(std::span<const Operation> ops, engine::Execution* execution);
   /// runOwned, timed and followed by the COLL log lines when they are enabled.
   Status runLogged(std::span<const Operation> ops);
 
@@ -235,12 +240,6 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   size_t coldStreamingFrom_ = 0;                              // CHORUS_COLD_STREAMING (0: every buffer taken as cached)
   size_t cachedStreamingFrom_ = engine::kStreamingThreshold;  // CHORUS_CACHED_STREAMING
   AsyncWorker worker_;
-  /// Per collective type (algo::CollType): calls, payload bytes, wire bytes. Written under executionMutex_, read
-  /// from any thread.
-  struct CounterCells {
-    std::atomic<uint64_t> calls{0}, payload{0}, wire{0};
-  };
-  std::array<CounterCells, 11> counters_;
   observe::MetricsTable metrics_;
   observe::FlightRecorder recorder_;
   /// The operations of the call being run: their flight-recorder entries (and numbers) and metrics cells.
@@ -249,6 +248,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     bool published = false;  // in the recorder (as started) before it ended
     observe::FlightEntry entry;
     observe::MetricsTable::Cell* metrics = nullptr;
+    uint64_t predictedNanoseconds = 0;  // entry.predictedMicros as the metrics add it
   };
   std::vector<RecordedCall> calls_;
   bool recording_ = false;  // calls_ started and not yet finished

@@ -7,19 +7,6 @@
 namespace chorus::observe {
 namespace {
 
-bool detectTsc() {
-#if defined(__x86_64__)
-  // Both flags: the TSC ticks at one rate whatever the core's frequency, and keeps ticking in deep sleep states.
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    return line.find(" constant_tsc") != std::string::npos && line.find(" nonstop_tsc") != std::string::npos;
-  }
-#endif
-  return false;
-}
-
 int64_t realtimeNow() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -59,9 +46,17 @@ const Calibration& calibration() {
 
 }  // namespace
 
-bool ticksAreTsc() {
-  static const bool tsc = detectTsc();
-  return tsc;
+bool cpuHasSteadyTsc() {
+#if defined(__x86_64__)
+  // Both flags: the TSC ticks at one rate whatever the core's frequency, and keeps ticking in deep sleep states.
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    return line.find(" constant_tsc") != std::string::npos && line.find(" nonstop_tsc") != std::string::npos;
+  }
+#endif
+  return false;
 }
 
 int64_t wallNanoseconds(uint64_t tick) {

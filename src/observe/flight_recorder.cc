@@ -42,8 +42,10 @@ void FlightRecorder::write(Slot& s, const FlightEntry& e) {
   const uint64_t v = s.version.load(std::memory_order_relaxed);
   s.version.store(v + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  // Word by word straight from the entry: a whole copy into a local first cost ten more stores a call.
+  // Word by word straight from the entry: a whole copy into a local first cost ten more stores a call, and the
+  // loop's own counting was a third of the copy's instructions.
   const auto* bytes = reinterpret_cast<const std::byte*>(&e);
+#pragma GCC unroll 10
   for (size_t i = 0; i < kWords; ++i) {
     uint64_t word;
     std::memcpy(&word, bytes + i * sizeof(word), sizeof(word));

@@ -39,6 +39,18 @@ std::vector<CallMetrics> MetricsTable::read() const {
   return out;
 }
 
+MetricsTable::Totals MetricsTable::totals(uint8_t collective) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Totals t;
+  for (const Cell& c : cells_) {
+    if (c.collective != collective) continue;
+    t.calls += c.calls.load(std::memory_order_relaxed);
+    t.payload += c.payload.load(std::memory_order_relaxed);
+    t.wire += c.wire.load(std::memory_order_relaxed);
+  }
+  return t;
+}
+
 void MetricsTable::reset() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (Cell& c : cells_)

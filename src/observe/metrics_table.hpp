@@ -28,13 +28,22 @@ class MetricsTable {
     bump(c->payload, payload);
     bump(c->wire, wire);
   }
-  static void addTime(Cell* c, uint64_t ticks, double predictedMicros) {
+  static void addTime(Cell* c, uint64_t ticks, uint64_t predictedNanoseconds) {
     bump(c->timedCalls, 1);
     bump(c->ticks, ticks);
-    // Algorithms without a cost function (Send/Recv) predict infinity: they add nothing.
-    if (std::isfinite(predictedMicros)) bump(c->predictedNanoseconds, static_cast<uint64_t>(predictedMicros * 1000));
+    bump(c->predictedNanoseconds, predictedNanoseconds);
+  }
+  /// A prediction in addTime()'s unit, worked out once per bound call: algorithms without a cost function
+  /// (Send/Recv) predict infinity, and add nothing.
+  static uint64_t predictedNanoseconds(float predictedMicros) {
+    return std::isfinite(predictedMicros) ? static_cast<uint64_t>(static_cast<double>(predictedMicros) * 1000) : 0;
   }
   std::vector<CallMetrics> read() const;
+  /// The calls, payload and wire bytes of every cell of `collective`, summed (a communicator's traffic counters).
+  struct Totals {
+    uint64_t calls = 0, payload = 0, wire = 0;
+  };
+  Totals totals(uint8_t collective) const;
   void reset();
 
  private:
