@@ -186,9 +186,7 @@ Status CommImpl::connectPeers() {
   connections_ = std::move(mesh.connections);
 
   CHORUS_TRY(buildSystem());
-  // Spinning only pays when every rank of this machine has a core; otherwise a spinning rank steals the time slice
-  // of the rank it waits for, so waiters yield almost at once (measured best: 16 polls at 4 ranks on 2 cores).
-  spinIterations_ = cfg.spinIterations > 0 ? cfg.spinIterations : (machineOversubscribed_ ? 16 : 20000);
+  waitSpins_ = {cfg.spinIterations, machineOversubscribed_};
   return bootstrap_->barrier("ready");
 }
 
@@ -374,7 +372,6 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
   if (!execution_) {
     execution_ = std::make_unique<engine::Execution>(
         rank_, [this](int peer) { return connection(peer); }, &aborted_);
-    execution_->setSpinIterations(spinIterations_);
     execution_->setOnWait([this] { publishStarted(); });
     execution_->setTimeoutSeconds(config_.timeoutSeconds);
   }
@@ -395,6 +392,7 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
   plans.clear();
   offsets.clear();
   size_t scratchTotal = 0;
+  uint64_t callPayload = 0;  // the operations' payloads summed: the call's size for its wait's spin
   for (const Operation& op : ops) {
     algo::CollShape shape{op.type, nranks_, rank_, op.count, dataTypeSize(op.dtype), op.root, op.variable, hostLayout_};
     // The algorithm is chosen once per shape (cached with its plan), not on every call.
@@ -420,6 +418,7 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
     if (!chosen) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
     algorithmOfOp_.push_back(lastAlgorithm_);
     const uint64_t payload = payloadBytes(op, nranks_);
+    callPayload += payload;
     noteCall(op, lastAlgorithm_, predicted, payload, wire, cell);
     plans.push_back(chosen);
     offsets.push_back(scratchTotal);
@@ -429,6 +428,7 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
     offsets.push_back(scratchTotal);
     scratchTotal += (premul * dataTypeSize(op.dtype) + 63) & ~size_t{63};
   }
+  execution_->setSpinIterations(waitSpins_.forCall(callPayload));
   for (size_t i = 0; i < calls_.size(); ++i) {
     calls_[i].entry.groupIndex = static_cast<uint16_t>(std::min<size_t>(i, 0xffff));
     calls_[i].entry.groupSize = static_cast<uint16_t>(std::min<size_t>(calls_.size(), 0xffff));

@@ -21,6 +21,7 @@
 #include "core/call_gate.hpp"
 #include "engine/cache_residency.hpp"
 #include "engine/execution.hpp"
+#include "engine/wait_spins.hpp"
 #include "observe/flight_dump.hpp"
 #include "observe/flight_recorder.hpp"
 #include "observe/metrics_table.hpp"
@@ -197,7 +198,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::unique_ptr<Heartbeat> heartbeat_;  // when the failure detector is on
   std::mutex splitMutex_;
   CommImpl* splitChild_ = nullptr;  // the child a split is initialising, under splitMutex_ (abort() aborts it too)
-  int64_t spinIterations_ = 0;      // CHORUS_SPIN, or a short spin when this host has more ranks than cores
+  engine::WaitSpins waitSpins_;     // CHORUS_SPIN, or the rule by oversubscription and call size
   topology::SystemGraph system_;
   std::vector<int> hostOfRank_;                         // index of each rank's host among system_'s host nodes
   std::shared_ptr<const std::vector<int>> hostLayout_;  // the same, as the plans' shapes carry it
