@@ -161,8 +161,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// their loops over a group's calls.
   void startRepeatedRecording(uint64_t started);
   void finishRepeatedRecording();
-  /// Writes call `c`'s entry as ended in `state` at `ended`: its first write, or the update of its started one.
   struct RecordedCall;
+  /// Writes call `c`'s entry as ended in `state` at `ended`: its first write, or the update of its started one.
   void finishEntry(RecordedCall& c, observe::OpState state, uint64_t ended);
   /// Divides the results of the AVG reductions among `ops` by the number of ranks.
   void divideAverages(std::span<const Operation> ops);
