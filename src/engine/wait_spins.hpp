@@ -17,10 +17,10 @@ struct WaitSpins {
   /// rank spins long: its peer is running. With more ranks than cores, a spinning rank takes the time slice of the
   /// rank it waits for, so it yields almost at once; a small call's wait is that rank's turn, and it yields after one
   /// poll. Measured on the 2-core VM (`<coll>_perf -b 8 -e 16K -n 500 -w 50`, 8-16 interleaved launches each, the
-  /// five collectives), one poll against 16: 3 ranks 0.60-0.95x the time, 4 ranks 0.68-1.20x (all but
-  /// ReduceScatter below 1.0), 8 ranks 0.58-1.10x (mostly 0.63-0.80). From 256 KiB one poll lost (4 ranks:
-  /// AllReduce of 256 KiB-1 MiB 1.23-1.44x, Broadcast 1.05-1.16x) and 32-128 KiB went either way, so larger calls
-  /// keep 16.
+  /// five collectives), one poll against 16: 3 ranks 0.60-0.95x the time but Broadcast at 8 KiB (1.11x), 4 ranks
+  /// 0.68-0.99x but AllReduce at 4-8 KiB (1.04-1.11x) and ReduceScatter (0.95-1.20x), 8 ranks 0.58-0.93x but
+  /// Broadcast from 512 B (0.79-1.10x). From 32 KiB one poll lost AllReduce and Broadcast (4 ranks, 32-256 KiB:
+  /// 1.03-1.37x; AllReduce of 256 KiB-1 MiB 1.23-1.44x), so larger calls keep 16.
   int64_t forCall(uint64_t payloadBytes) const {
     if (configured > 0) return configured;
     if (!oversubscribed) return 20000;
