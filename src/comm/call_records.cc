@@ -1,5 +1,6 @@
 // What a communicator keeps of its calls: the traffic counters, the flight recorder's entries (and the record it
 // writes), the metrics' times and the COLL log lines.
+#include <array>
 #include <cstdio>
 
 #include "comm/comm_impl.hpp"
@@ -33,8 +34,10 @@ Status CommImpl::dumpFlightRecord(const std::string& dir, const std::string& rea
 // Every call adds to one metrics cell (its collective and algorithm): summed by collective, the cells are the
 // traffic counters, and a call counts once.
 TrafficCounters CommImpl::counters() const {
-  auto read = [this](algo::CollType t) {
-    const observe::MetricsTable::Totals sum = metrics_.totals(static_cast<uint8_t>(t));
+  std::array<observe::MetricsTable::Totals, static_cast<size_t>(algo::CollType::kRecv) + 1> sums{};  // per CollType
+  metrics_.totals(sums);
+  auto read = [&sums](algo::CollType t) {
+    const observe::MetricsTable::Totals& sum = sums[static_cast<size_t>(t)];
     return CallCounters{sum.calls, sum.payload, sum.wire};
   };
   using algo::CollType;
@@ -74,15 +77,17 @@ void CommImpl::noteCall(const Operation& op, const char* algorithm, float predic
 
 void CommImpl::resetCounters() { metrics_.reset(); }
 
+void CommImpl::startEntry(RecordedCall& c, uint64_t scheduled, uint64_t started) {
+  c.entry.scheduledTick = scheduled;
+  c.entry.startedTick = started;
+  c.entry.endedTick = 0;
+  c.entry.state = observe::OpState::kStarted;
+  c.published = false;
+}
+
 void CommImpl::startRecording(std::span<const Operation> ops, uint64_t started) {
-  for (size_t i = 0; i < calls_.size(); ++i) {
-    observe::FlightEntry& e = calls_[i].entry;
-    e.scheduledTick = ops[i].scheduledTick ? ops[i].scheduledTick : started;
-    e.startedTick = started;
-    e.endedTick = 0;
-    e.state = observe::OpState::kStarted;
-    calls_[i].published = false;
-  }
+  for (size_t i = 0; i < calls_.size(); ++i)
+    startEntry(calls_[i], ops[i].scheduledTick ? ops[i].scheduledTick : started, started);
   recording_ = true;
 }
 
@@ -122,12 +127,7 @@ bool CommImpl::finishRecording(observe::OpState state) {
 
 // A blocking call: scheduled when it started.
 void CommImpl::startRepeatedRecording(uint64_t started) {
-  RecordedCall& c = calls_.front();
-  c.entry.scheduledTick = started;
-  c.entry.startedTick = started;
-  c.entry.endedTick = 0;
-  c.entry.state = observe::OpState::kStarted;
-  c.published = false;
+  startEntry(calls_.front(), started, started);
   recording_ = true;
 }
 

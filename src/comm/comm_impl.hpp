@@ -162,6 +162,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void startRepeatedRecording(uint64_t started);
   void finishRepeatedRecording();
   struct RecordedCall;
+  /// Marks call `c`'s entry as started (not yet in the recorder).
+  void startEntry(RecordedCall& c, uint64_t scheduled, uint64_t started);
   /// Writes call `c`'s entry as ended in `state` at `ended`: its first write, or the update of its started one.
   void finishEntry(RecordedCall& c, observe::OpState state, uint64_t ended);
   /// Divides the results of the AVG reductions among `ops` by the number of ranks.

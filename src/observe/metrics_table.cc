@@ -39,16 +39,15 @@ std::vector<CallMetrics> MetricsTable::read() const {
   return out;
 }
 
-MetricsTable::Totals MetricsTable::totals(uint8_t collective) const {
+void MetricsTable::totals(std::span<Totals> byCollective) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  Totals t;
   for (const Cell& c : cells_) {
-    if (c.collective != collective) continue;
+    if (c.collective >= byCollective.size()) continue;
+    Totals& t = byCollective[c.collective];
     t.calls += c.calls.load(std::memory_order_relaxed);
     t.payload += c.payload.load(std::memory_order_relaxed);
     t.wire += c.wire.load(std::memory_order_relaxed);
   }
-  return t;
 }
 
 void MetricsTable::reset() {

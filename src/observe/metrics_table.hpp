@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "chorus/metrics.hpp"
@@ -39,11 +40,12 @@ class MetricsTable {
     return std::isfinite(predictedMicros) ? static_cast<uint64_t>(static_cast<double>(predictedMicros) * 1000) : 0;
   }
   std::vector<CallMetrics> read() const;
-  /// The calls, payload and wire bytes of every cell of `collective`, summed (a communicator's traffic counters).
+  /// The calls, payload and wire bytes of the cells, summed per collective into `byCollective` (indexed by
+  /// algo::CollType; a communicator's traffic counters), in one pass.
   struct Totals {
     uint64_t calls = 0, payload = 0, wire = 0;
   };
-  Totals totals(uint8_t collective) const;
+  void totals(std::span<Totals> byCollective) const;
   void reset();
 
  private:
