@@ -117,7 +117,8 @@ class NcclBackend final : public Backend {
               int root) override {
     if (comms_.size() == 1 && op != kMulSum) {  // one communicator in this process: the call alone, as MPI's loop
       CHORUS_NCCL_CHECK(call(coll.id, p[0], count, type, static_cast<ncclRedOp_t>(op < 0 ? ncclSum : op), root,
-                             comms_[0], ranks_[0], streams_.empty() ? nullptr : static_cast<cudaStream_t>(streams_[0])));
+                             comms_[0], ranks_[0],
+                             streams_.empty() ? nullptr : static_cast<cudaStream_t>(streams_[0])));
       return;
     }
     std::vector<ncclRedOp_t>& ops = ops_;  // a member: no allocation inside the timed loop
