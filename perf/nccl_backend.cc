@@ -115,30 +115,26 @@ class NcclBackend final : public Backend {
 
   void launch(const Collective& coll, const std::vector<Pointers>& p, size_t count, ncclDataType_t type, int op,
               int root) override {
-    if (comms_.size() == 1 && op != kMulSum) {  // one communicator in this process: the call alone, as MPI's loop
-      CHORUS_NCCL_CHECK(call(coll.id, p[0], count, type, static_cast<ncclRedOp_t>(op < 0 ? ncclSum : op), root,
-                             comms_[0], ranks_[0],
-                             streams_.empty() ? nullptr : static_cast<cudaStream_t>(streams_[0])));
-      return;
-    }
-    std::vector<ncclRedOp_t>& ops = ops_;  // a member: no allocation inside the timed loop
-    ops.assign(comms_.size(), static_cast<ncclRedOp_t>(op < 0 ? ncclSum : op));
+    // Reduction ops are made per communicator only for PreMulSum; any other call passes its op as it is, so a process
+    // with one communicator makes the call alone, as the MPI baselines' loop does.
+    const auto plainOp = static_cast<ncclRedOp_t>(op < 0 ? ncclSum : op);
     if (op == kMulSum) {
+      ops_.resize(comms_.size());  // a member: no allocation inside the timed loop
       for (size_t g = 0; g < comms_.size(); ++g) {
         char scalar[8];
         storeValue(scalar, 0, type, mulSumScalar(ranks_[g]));
-        CHORUS_NCCL_CHECK(ncclRedOpCreatePreMulSum(&ops[g], scalar, type, ncclScalarHostImmediate, comms_[g]));
+        CHORUS_NCCL_CHECK(ncclRedOpCreatePreMulSum(&ops_[g], scalar, type, ncclScalarHostImmediate, comms_[g]));
       }
     }
     if (comms_.size() > 1) CHORUS_NCCL_CHECK(ncclGroupStart());
     for (size_t g = 0; g < comms_.size(); ++g) {
       if (!devices_.empty() && comms_.size() > 1) cudaCheck(gpu::setDevice(devices_[g]));
-      CHORUS_NCCL_CHECK(call(coll.id, p[g], count, type, ops[g], root, comms_[g], ranks_[g],
+      CHORUS_NCCL_CHECK(call(coll.id, p[g], count, type, op == kMulSum ? ops_[g] : plainOp, root, comms_[g], ranks_[g],
                              streams_.empty() ? nullptr : static_cast<cudaStream_t>(streams_[g])));
     }
     if (comms_.size() > 1) CHORUS_NCCL_CHECK(ncclGroupEnd());
     if (op == kMulSum) {
-      for (size_t g = 0; g < comms_.size(); ++g) CHORUS_NCCL_CHECK(ncclRedOpDestroy(ops[g], comms_[g]));
+      for (size_t g = 0; g < comms_.size(); ++g) CHORUS_NCCL_CHECK(ncclRedOpDestroy(ops_[g], comms_[g]));
     }
   }
 
