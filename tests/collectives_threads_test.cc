@@ -236,6 +236,35 @@ TEST(ThreadCommunicator, ArgumentsChangedAfterARepeatedCallAreChecked) {
   EXPECT_EQ(y, 1.0f);
 }
 
+// A call that repeats the last one on other buffers (a pool, fresh activations) skips the checks that do not depend
+// on them, but its buffers are still checked: a null one, or one whose end would wrap around the address space, is
+// refused and the next good call runs on its own buffers.
+TEST(ThreadCommunicator, ARepeatedCallOnOtherBuffersChecksThem) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(1, &comms).isOk());
+  Communicator& c = *comms[0];
+  std::vector<float> inputs(8), outputs(8, 0.0f);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i] = static_cast<float>(i + 1);
+    ASSERT_TRUE(c.broadcast(&inputs[i], &outputs[i], 1, DataType::kFloat32, 0).isOk());
+    EXPECT_EQ(outputs[i], inputs[i]);
+  }
+  void* const top = reinterpret_cast<void*>(UINTPTR_MAX - 7);  // 8 bytes below the end: 4 floats wrap around
+  float four[4] = {1, 2, 3, 4}, got[4] = {};
+  ASSERT_TRUE(c.broadcast(four, got, 4, DataType::kFloat32, 0).isOk());
+  EXPECT_EQ(c.broadcast(four, top, 4, DataType::kFloat32, 0).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(c.broadcast(top, got, 4, DataType::kFloat32, 0).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(c.broadcast(four, nullptr, 4, DataType::kFloat32, 0).code(), ErrorCode::kInvalidArgument);
+  float other[4] = {5, 6, 7, 8};
+  ASSERT_TRUE(c.broadcast(other, got, 4, DataType::kFloat32, 0).isOk());
+  EXPECT_EQ(got[3], 8.0f);
+  EXPECT_EQ(c.allReduce(other, nullptr, 4, DataType::kFloat32, RedOp::sum()).code(), ErrorCode::kInvalidArgument);
+  float sum[4] = {};
+  ASSERT_TRUE(c.allReduce(four, sum, 4, DataType::kFloat32, RedOp::sum()).isOk());
+  ASSERT_TRUE(c.allReduce(other, sum, 4, DataType::kFloat32, RedOp::sum()).isOk());
+  EXPECT_EQ(sum[0], 5.0f);
+}
+
 // A call that repeats the last one goes from the gate straight to its bound steps, but never past a group: inside
 // one it is deferred to groupEnd() like any other call, and it runs there.
 TEST(ThreadCommunicator, ARepeatedCallInsideAGroupWaitsForGroupEnd) {

@@ -324,10 +324,41 @@ Status CommImpl::bind(std::span<const Operation> ops, engine::Execution** out) {
   return bindAnew(ops, out);
 }
 
+namespace {
+
+// A call on buffers other than the last call's (a training step's fresh activations, a pool) finds them out of the
+// cache: their lines, asked for here, arrive while the call is rewound and its peers' messages awaited, instead of
+// one miss after another inside its steps. Measured cold on the 2-core AMD EPYC VM, one library with and without
+// (perf tools, --cold_buffers 1, 12-16 launches in rotated order, medians), at 2 ranks: AllReduce of 8 B-1 KiB
+// 0.50-0.71x the time, AllGather of 64 B-1 KiB 0.83-0.97x, Broadcast of 32-512 B 0.86-0.92x. Only small buffers:
+// a larger copy streams through the hardware prefetcher, and asking for every line of 4-16 KiB made 2-rank AllReduce
+// of 4-16 KiB 1.06-1.20x slower.
+constexpr size_t kPrefetchedBufferBytes = 1024;
+
+// The lines of `bytes` from `at`, an unaligned start's first line included.
+void prefetchLines(const void* at, size_t bytes, bool forWriting) {
+  constexpr uintptr_t kLine = 64;
+  const uintptr_t end = reinterpret_cast<uintptr_t>(at) + bytes;
+  for (uintptr_t line = reinterpret_cast<uintptr_t>(at) & ~(kLine - 1); line < end; line += kLine) {
+    if (forWriting)
+      __builtin_prefetch(reinterpret_cast<const void*>(line), 1);
+    else
+      __builtin_prefetch(reinterpret_cast<const void*>(line), 0);
+  }
+}
+
+void prefetchSmall(const void* send, const void* recv, const BufferExtents& extents) {
+  if (extents.sendBytes <= kPrefetchedBufferBytes) prefetchLines(send, extents.sendBytes, false);
+  if (extents.recvBytes <= kPrefetchedBufferBytes) prefetchLines(recv, extents.recvBytes, true);
+}
+
+}  // namespace
+
 // The same call as last time: its bound steps still hold, once pointed at this call's buffers.
 void CommImpl::rebind(const Operation& op) {
   BoundOperation& bound = bound_.front();
   if (op.send != bound.send || op.recv != bound.recv) {
+    prefetchSmall(op.send, op.recv, bound.extents);
     execution_->retarget(0, op.send, op.recv);
     bound.send = op.send;
     bound.recv = op.recv;
@@ -354,6 +385,7 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
     const Operation& op = ops[i];
     BoundOperation& bound = bound_[i];
     if (op.send != bound.send || op.recv != bound.recv) {
+      prefetchSmall(op.send, op.recv, bound.extents);
       execution_->retarget(i, op.send, op.recv);
       bound.send = op.send;
       bound.recv = op.recv;

@@ -250,13 +250,14 @@ Status abortedError(const CommImpl& impl, const char* name) {
     return {ErrorCode::kInProgress, "queued on the communicator's thread"};
   }
   // Where no CUDA device is seen the placement above is host memory whatever the pointers: a call that repeats
-  // this one's arguments needs none of the checks above again.
+  // this one's arguments, its buffers aside, needs none of the checks above again.
   if (!gpu::available()) impl.validator().markRepeatable();
   return impl.execute(op);
 }
 
-// A call that repeats the last one (a training step's, a benchmark's loop) goes from the gate to the execution: its
-// arguments, checks and path are the last call's. Outside a group only: inside one it is deferred as any other.
+// A call that repeats the last one (a training step's, a benchmark's loop), on its buffers or on others that pass the
+// same checks, goes from the gate to the execution: its checks and path are the last call's. Outside a group only:
+// inside one it is deferred as any other.
 inline Status run(CommImpl& impl, Operation op) {
   OwnerCall call(impl.gate());
   if (!call.entered()) return abortedError(impl, algo::collName(op.type));

@@ -131,6 +131,7 @@ Status CallValidator::check(const Operation& op, int rank, int nranks) {
   dtype_ = op.dtype;
   kind_ = op.op.kind;
   root_ = op.root;
+  if (passed_) extents_ = bufferExtents(op, rank, nranks);
   return Status::ok();
 }
 

@@ -39,30 +39,43 @@ BufferExtents bufferExtents(const Operation& op, int rank, int nranks);
 Status validate(const Operation& op, int rank, int nranks);
 
 /// validate() for the calls of one thread on one communicator, remembering the last call that passed: a loop that
-/// repeats a call (the same collective, buffers, count, type, op and root) checks its arguments once, as the
-/// checks depend on nothing else. AlltoAllv's counts are checked on every call.
+/// repeats a call (the same collective, count, type, op and root) checks its arguments once, as the checks depend on
+/// nothing else but the buffers, and those only for being there and fitting below the top of the address space. A
+/// loop on other buffers each time (a training step's fresh activations, a pool of buffers) checks just that.
+/// AlltoAllv's counts are checked on every call.
 class CallValidator {
  public:
   Status check(const Operation& op, int rank, int nranks);
-  /// Whether `op` repeats the last call that passed, and that call was marked repeatable: it ran as a blocking
-  /// call on host memory, so its checks, its placement and its path hold for `op` as they did for it.
+  /// Whether `op` repeats the last call that passed, perhaps on other buffers that pass its checks, and that call was
+  /// marked repeatable: it ran as a blocking call on host memory, so its checks, its placement and its path hold for
+  /// `op` as they did for it.
   bool repeats(const Operation& op) const { return repeatable_ && sameAsPassed(op); }
   void markRepeatable() { repeatable_ = true; }
 
  private:
   bool sameAsPassed(const Operation& op) const {
-    return passed_ && op.type == type_ && op.send == send_ && op.recv == recv_ && op.count == count_ &&
-           op.dtype == dtype_ && op.op.kind == kind_ && op.root == root_;
+    return passed_ && op.type == type_ && op.count == count_ && op.dtype == dtype_ && op.op.kind == kind_ &&
+           op.root == root_ && ((op.send == send_ && op.recv == recv_) || buffersHold(op));
+  }
+  bool buffersHold(const Operation& op) const {
+    return holds(op.send, extents_.sendBytes) && holds(op.recv, extents_.recvBytes);
+  }
+  // validate()'s checks of a buffer the call uses for `bytes` (0: none): not null, and not past the address space.
+  static bool holds(const void* buffer, size_t bytes) {
+    uintptr_t end = 0;
+    return bytes == 0 || (buffer && !__builtin_add_overflow(reinterpret_cast<uintptr_t>(buffer),
+                                                            static_cast<uintptr_t>(bytes), &end));
   }
   bool passed_ = false;
   bool repeatable_ = false;
   algo::CollType type_ = algo::CollType::kAllReduce;
-  const void* send_ = nullptr;
+  const void* send_ = nullptr;  // the passed call's buffers: the same ones again need no check
   void* recv_ = nullptr;
   size_t count_ = 0;
   DataType dtype_ = DataType::kFloat32;
   RedOpKind kind_ = RedOpKind::kSum;
   int root_ = 0;
+  BufferExtents extents_;  // of the passed call: what its buffers had to hold
 };
 
 /// The Sends to this rank itself and the Recvs from it among one call's (or group's) `ops` must pair up in order
