@@ -330,7 +330,7 @@ namespace {
 // cache: their lines, asked for here, arrive while the call is rewound and its peers' messages awaited, instead of
 // one miss after another inside its steps. Measured cold on the 2-core AMD EPYC VM, one library with and without
 // (perf tools, --cold_buffers 1, 12-16 launches in rotated order, medians), at 2 ranks: AllReduce of 8 B-1 KiB
-// 0.50-0.71x the time, AllGather of 64 B-1 KiB 0.83-0.97x, Broadcast of 32-512 B 0.86-0.92x. Only small buffers:
+// 0.49-0.71x the time, AllGather of 64 B-1 KiB 0.83-0.97x, Broadcast of 32-512 B 0.86-0.92x. Only small buffers:
 // a larger copy streams through the hardware prefetcher, and asking for every line of 4-16 KiB made 2-rank AllReduce
 // of 4-16 KiB 1.06-1.20x slower.
 constexpr size_t kPrefetchedBufferBytes = 1024;
