@@ -335,34 +335,36 @@ namespace {
 // of 4-16 KiB 1.06-1.20x slower.
 constexpr size_t kPrefetchedBufferBytes = 1024;
 
-// The lines of `bytes` from `at`, an unaligned start's first line included.
-void prefetchLines(const void* at, size_t bytes, bool forWriting) {
+// The lines of `bytes` from `at`, an unaligned start's first line included; kWrite as __builtin_prefetch's rw.
+template <int kWrite>
+void prefetchLines(const void* at, size_t bytes) {
   constexpr uintptr_t kLine = 64;
   const uintptr_t end = reinterpret_cast<uintptr_t>(at) + bytes;
-  for (uintptr_t line = reinterpret_cast<uintptr_t>(at) & ~(kLine - 1); line < end; line += kLine) {
-    if (forWriting)
-      __builtin_prefetch(reinterpret_cast<const void*>(line), 1);
-    else
-      __builtin_prefetch(reinterpret_cast<const void*>(line), 0);
-  }
+  for (uintptr_t line = reinterpret_cast<uintptr_t>(at) & ~(kLine - 1); line < end; line += kLine)
+    __builtin_prefetch(reinterpret_cast<const void*>(line), kWrite);
 }
 
 void prefetchSmall(const void* send, const void* recv, const BufferExtents& extents) {
-  if (extents.sendBytes <= kPrefetchedBufferBytes) prefetchLines(send, extents.sendBytes, false);
-  if (extents.recvBytes <= kPrefetchedBufferBytes) prefetchLines(recv, extents.recvBytes, true);
+  if (extents.sendBytes <= kPrefetchedBufferBytes) prefetchLines<0>(send, extents.sendBytes);
+  if (extents.recvBytes <= kPrefetchedBufferBytes) prefetchLines<1>(recv, extents.recvBytes);
 }
 
 }  // namespace
 
+// Bound operation `i`'s steps pointed at `op`'s buffers where they are others than its last call's.
+inline void CommImpl::pointAt(size_t i, const Operation& op) {
+  BoundOperation& bound = bound_[i];
+  if (op.send == bound.send && op.recv == bound.recv) return;
+  prefetchSmall(op.send, op.recv, bound.extents);
+  execution_->retarget(i, op.send, op.recv);
+  bound.send = op.send;
+  bound.recv = op.recv;
+}
+
 // The same call as last time: its bound steps still hold, once pointed at this call's buffers.
 void CommImpl::rebind(const Operation& op) {
   BoundOperation& bound = bound_.front();
-  if (op.send != bound.send || op.recv != bound.recv) {
-    prefetchSmall(op.send, op.recv, bound.extents);
-    execution_->retarget(0, op.send, op.recv);
-    bound.send = op.send;
-    bound.recv = op.recv;
-  }
+  pointAt(0, op);
   observe::MetricsTable::addCall(bound.metrics, bound.payload, bound.wire);
   lastAlgorithm_ = bound.algorithm;
   execution_->setStreamingFrom(0, streamingFrom(op.send, op.recv, bound.extents));
@@ -384,12 +386,7 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     BoundOperation& bound = bound_[i];
-    if (op.send != bound.send || op.recv != bound.recv) {
-      prefetchSmall(op.send, op.recv, bound.extents);
-      execution_->retarget(i, op.send, op.recv);
-      bound.send = op.send;
-      bound.recv = op.recv;
-    }
+    pointAt(i, op);
     observe::MetricsTable::addCall(bound.metrics, bound.payload, bound.wire);
     execution_->setStreamingFrom(i, streamingFrom(op.send, op.recv, bound.extents));
   }

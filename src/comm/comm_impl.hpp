@@ -142,6 +142,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   bool repeatsBound(const Operation& op) const { return bound_.size() == 1 && bound_.front().sameCall(op); }
   /// bind() for such a call: the bound steps pointed at its buffers, counted, judged and rewound.
   void rebind(const Operation& op);
+  /// Points bound operation `i`'s steps at `op`'s buffers when they changed, their first lines asked for.
+  void pointAt(size_t i, const Operation& op);
   /// runOwned() for such a call, on the calling thread, without the COLL log line.
   Status runRepeated(const Operation& op);
   /// bind() for a call other than the last one: plans, scratch and steps made for it.

@@ -49,8 +49,7 @@ bool fits(const void* base, size_t count, uint64_t blocks, size_t elemSize) {
       __builtin_mul_overflow(bytes, static_cast<uint64_t>(elemSize), &bytes) || bytes > kMaxBufferBytes) {
     return false;
   }
-  uintptr_t end = 0;
-  return !__builtin_add_overflow(reinterpret_cast<uintptr_t>(base), static_cast<uintptr_t>(bytes), &end);
+  return endsInAddressSpace(base, bytes);
 }
 
 // How many blocks of `count` elements the send and receive buffers hold (nccl.h's per-rank counts).

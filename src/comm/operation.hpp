@@ -35,6 +35,12 @@ struct BufferExtents {
 };
 BufferExtents bufferExtents(const Operation& op, int rank, int nranks);
 
+/// Whether `bytes` from `base` end below the top of the address space (a buffer cannot wrap around it).
+inline bool endsInAddressSpace(const void* base, uint64_t bytes) {
+  uintptr_t end = 0;
+  return !__builtin_add_overflow(reinterpret_cast<uintptr_t>(base), static_cast<uintptr_t>(bytes), &end);
+}
+
 /// Checks the arguments of `op` for a rank of a communicator of `nranks`; the message names the bad argument.
 Status validate(const Operation& op, int rank, int nranks);
 
@@ -62,9 +68,7 @@ class CallValidator {
   }
   // validate()'s checks of a buffer the call uses for `bytes` (0: none): not null, and not past the address space.
   static bool holds(const void* buffer, size_t bytes) {
-    uintptr_t end = 0;
-    return bytes == 0 || (buffer && !__builtin_add_overflow(reinterpret_cast<uintptr_t>(buffer),
-                                                            static_cast<uintptr_t>(bytes), &end));
+    return bytes == 0 || (buffer && endsInAddressSpace(buffer, bytes));
   }
   bool passed_ = false;
   bool repeatable_ = false;
