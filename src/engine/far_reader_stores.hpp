@@ -22,8 +22,11 @@ namespace chorus::engine {
 class FarReaderStores {
  public:
   using Clock = std::chrono::steady_clock;
-  /// Pieces below this are stored plainly and not timed (the clock would cost more than it tells).
-  static constexpr size_t kTimedFrom = 64 << 10;
+  /// Pieces below this are stored plainly and not timed (the clock would cost more than it tells). From 16 KiB: with
+  /// 64 KiB, 2-rank AllGather and AllReduce of 32-64 KiB (blocks of 16-32 KiB, one piece each) took 3x their usual
+  /// time in the launches whose CPUs were far apart (4-5 launches of 12) and none did from 16 KiB; timing pieces of
+  /// 4-8 KiB cost 7-9% where the CPUs were close.
+  static constexpr size_t kTimedFrom = 16 << 10;
   /// Below this rate (bytes per ns = GB/s) a plain piece counts as slow. Medians of a launch's pieces: 4.4-6.7 far
   /// apart; 11-14 close with sources out of the cache, 30-36 in it. A tenth of the pieces of close launches fall
   /// below 8 (10% of a 4-rank launch's on 2 cores below 4.5: ranks preempted mid-copy), hence several in a row.
