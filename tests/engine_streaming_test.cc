@@ -140,6 +140,23 @@ TEST(FarReaderStores, AFastPieceBetweenSlowOnesKeepsPlainStores) {
   EXPECT_TRUE(stores.streaming(t));
 }
 
+// Pieces of 16-64 KiB: one in kSampleEvery is timed (the clock around each cost up to 15% where the cores are close),
+// the ones between take the stores the last timed one was given; from 64 KiB every piece is timed.
+TEST(FarReaderStores, MidSizePiecesAreTimedOneInSeveral) {
+  FarReaderStores stores;
+  int timed = 0;
+  for (unsigned i = 0; i < 4 * FarReaderStores::kSampleEvery; ++i) timed += stores.timed(FarReaderStores::kSampledFrom);
+  EXPECT_EQ(timed, 4);
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(stores.timed(FarReaderStores::kTimedFrom));
+  const auto t = Clock::now();
+  slowPieces(stores, FarReaderStores::kSlowInARow, t);
+  EXPECT_FALSE(stores.lastStreaming()) << "the pieces between follow the last decision taken with the clock";
+  EXPECT_TRUE(stores.streaming(t));
+  EXPECT_TRUE(stores.lastStreaming());
+  EXPECT_FALSE(stores.streaming(t + FarReaderStores::kStreamFor));
+  EXPECT_FALSE(stores.lastStreaming());
+}
+
 // Pieces stored with streaming stores into the FIFO arrive exact, whole and in order, with the switch back to plain
 // stores in the middle of a send (each piece is stored one way or the other).
 TEST(EngineStreaming, PiecesStoredWithStreamingStoresForAFarReaderArriveExact) {

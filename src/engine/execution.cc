@@ -371,8 +371,13 @@ Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
 }
 
 void Execution::storePiece(transport::Connection* c, std::byte* to, const std::byte* from, size_t bytes) {
-  if (!farStoresOn_ || bytes < FarReaderStores::kTimedFrom || !c->peerReadsSendSpace()) {
+  if (!farStoresOn_ || bytes < FarReaderStores::kSampledFrom || !c->peerReadsSendSpace()) {
     kernels::copy(to, from, bytes);
+    return;
+  }
+  if (!farReaderStores_.timed(bytes)) {
+    transport::copyWith(farReaderStores_.lastStreaming() ? transport::Stores::kStreaming : transport::Stores::kCached,
+                        to, from, bytes);
     return;
   }
   const auto start = FarReaderStores::Clock::now();

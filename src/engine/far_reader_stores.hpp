@@ -22,11 +22,17 @@ namespace chorus::engine {
 class FarReaderStores {
  public:
   using Clock = std::chrono::steady_clock;
-  /// Pieces below this are stored plainly and not timed (the clock would cost more than it tells). From 16 KiB: with
-  /// 64 KiB, 2-rank AllGather and AllReduce of 32-64 KiB (blocks of 16-32 KiB, one piece each) took 3x their usual
-  /// time in the launches whose CPUs were far apart (4-5 launches of 12) and none did from 16 KiB; timing pieces of
-  /// 4-8 KiB cost 7-9% where the CPUs were close.
-  static constexpr size_t kTimedFrom = 16 << 10;
+  /// Pieces from this size are timed, each.
+  static constexpr size_t kTimedFrom = 64 << 10;
+  /// Pieces from this size up to kTimedFrom: one in kSampleEvery is timed, the others take the stores the last timed
+  /// one took; smaller ones are stored plainly, untimed (the clock would cost more than it tells). Untimed, 2-rank
+  /// AllGather and AllReduce of 32-64 KiB (blocks of 16-32 KiB, one piece each) took 3x their usual time in the
+  /// launches whose CPUs were far apart (4-5 launches of 12, 2026-12-02); sampled, none did. The price where the CPUs
+  /// are close: a 2-rank ReduceScatter of 32-64 KiB takes 1.15x its time (its reader folds from the FIFO's lines as
+  /// they are rewritten: a tenth of its plain pieces run below 8 GB/s, and slow runs of them switch to streaming now
+  /// and then; timing every piece cost the same, so not the clock); AlltoAll took 0.92-0.97x.
+  static constexpr size_t kSampledFrom = 16 << 10;
+  static constexpr unsigned kSampleEvery = 4;
   /// Below this rate (bytes per ns = GB/s) a plain piece counts as slow. Medians of a launch's pieces: 4.4-6.7 far
   /// apart; 11-14 close with sources out of the cache, 30-36 in it. A tenth of the pieces of close launches fall
   /// below 8 (10% of a 4-rank launch's on 2 cores below 4.5: ranks preempted mid-copy), hence several in a row.
@@ -34,8 +40,16 @@ class FarReaderStores {
   static constexpr int kSlowInARow = 3;
   static constexpr Clock::duration kStreamFor = std::chrono::milliseconds(20);
 
+  /// Whether the clock is read around a piece of `bytes` (see kSampledFrom).
+  bool timed(size_t bytes) { return bytes >= kTimedFrom || ++sampled_ % kSampleEvery == 0; }
+
   /// Whether the piece about to be stored at `now` goes with streaming stores.
-  bool streaming(Clock::time_point now) const { return now < streamUntil_; }
+  bool streaming(Clock::time_point now) {
+    lastStreaming_ = now < streamUntil_;
+    return lastStreaming_;
+  }
+  /// What streaming() answered last, for a piece stored without reading the clock.
+  bool lastStreaming() const { return lastStreaming_; }
 
   /// A plain piece of `bytes` took `took`.
   void plainPieceTook(size_t bytes, Clock::duration took, Clock::time_point now) {
@@ -52,6 +66,8 @@ class FarReaderStores {
  private:
   Clock::time_point streamUntil_{};
   int slowInARow_ = 0;
+  unsigned sampled_ = 0;
+  bool lastStreaming_ = false;
 };
 
 }  // namespace chorus::engine
