@@ -140,8 +140,8 @@ TEST(FarReaderStores, AFastPieceBetweenSlowOnesKeepsPlainStores) {
   EXPECT_TRUE(stores.streaming(t));
 }
 
-// Pieces of 16-64 KiB: one in kSampleEvery is timed (the clock around each cost up to 15% where the cores are close),
-// the ones between take the stores the last timed one was given; from 64 KiB every piece is timed.
+// Pieces of 16-64 KiB: one in kSampleEvery is timed, the ones between take the stores the last timed one was given;
+// from 64 KiB every piece is timed.
 TEST(FarReaderStores, MidSizePiecesAreTimedOneInSeveral) {
   FarReaderStores stores;
   int timed = 0;

@@ -180,8 +180,8 @@ const std::vector<Setting>& registry() {
        bytes(&Settings::cachedStreaming, 1)},
       {{"CHORUS_FAR_STREAMING", "", "1",
         "1: a sender whose plain copies into a peer's shared-memory FIFO (timed from 16 KiB) run below 7 GB/s three "
-        "times in a row (the "
-        "cores far apart) writes its pieces of 16 KiB and more there with streaming stores for the next 20 ms"},
+        "times in a row (the cores far apart) writes its pieces of 16 KiB and more there with streaming stores for the "
+        "next 20 ms"},
        kBoolean,
        boolean(&Settings::farStreaming)},
       {{"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},

@@ -28,9 +28,9 @@ class FarReaderStores {
   /// one took; smaller ones are stored plainly, untimed (the clock would cost more than it tells). Untimed, 2-rank
   /// AllGather and AllReduce of 32-64 KiB (blocks of 16-32 KiB, one piece each) took 3x their usual time in the
   /// launches whose CPUs were far apart (4-5 launches of 12, 2026-12-02); sampled, none did. The price where the CPUs
-  /// are close: a 2-rank ReduceScatter of 32-64 KiB takes 1.15x its time (its reader folds from the FIFO's lines as
+  /// are close: a 2-rank ReduceScatter of 32-64 KiB takes 1.1-1.15x its time (its reader folds from the FIFO's lines as
   /// they are rewritten: a tenth of its plain pieces run below 8 GB/s, and slow runs of them switch to streaming now
-  /// and then; timing every piece cost the same, so not the clock); AlltoAll took 0.92-0.97x.
+  /// and then; timing every piece cost the same, so not the clock); AlltoAll took 0.92-0.98x.
   static constexpr size_t kSampledFrom = 16 << 10;
   static constexpr unsigned kSampleEvery = 4;
   /// Below this rate (bytes per ns = GB/s) a plain piece counts as slow. Medians of a launch's pieces: 4.4-6.7 far
