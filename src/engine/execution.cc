@@ -375,15 +375,12 @@ void Execution::storePiece(transport::Connection* c, std::byte* to, const std::b
     kernels::copy(to, from, bytes);
     return;
   }
-  if (!farReaderStores_.timed(bytes)) {
-    transport::copyWith(farReaderStores_.lastStreaming() ? transport::Stores::kStreaming : transport::Stores::kCached,
-                        to, from, bytes);
-    return;
-  }
-  const auto start = FarReaderStores::Clock::now();
-  const auto stores = farReaderStores_.streaming(start) ? transport::Stores::kStreaming : transport::Stores::kCached;
-  transport::copyWith(stores, to, from, bytes);
-  if (stores == transport::Stores::kCached) {
+  // An untimed piece takes the stores of the last timed one.
+  const bool timed = farReaderStores_.timed(bytes);
+  const auto start = timed ? FarReaderStores::Clock::now() : FarReaderStores::Clock::time_point{};
+  const bool streaming = timed ? farReaderStores_.streaming(start) : farReaderStores_.lastStreaming();
+  transport::copyWith(streaming ? transport::Stores::kStreaming : transport::Stores::kCached, to, from, bytes);
+  if (timed && !streaming) {
     const auto end = FarReaderStores::Clock::now();
     farReaderStores_.plainPieceTook(bytes, end - start, end);
   }
