@@ -167,8 +167,8 @@ TEST(EngineStreaming, PiecesStoredWithStreamingStoresForAFarReaderArriveExact) {
   std::vector<uint8_t> in(kLarge), out(kLarge, 0);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 31 + 7);
   const auto now = Clock::now();
-  slowPieces(sender->farReaderStores(), FarReaderStores::kSlowInARow, now);
-  ASSERT_TRUE(sender->farReaderStores().streaming(now));
+  slowPieces(sender->farReaderStores(1), FarReaderStores::kSlowInARow, now);
+  ASSERT_TRUE(sender->farReaderStores(1).streaming(now));
   for (int call = 1; call <= 2; ++call) {
     sender->reset("test", call);
     sender->append(sendAll(kLarge), from(in.data()));
@@ -179,6 +179,43 @@ TEST(EngineStreaming, PiecesStoredWithStreamingStoresForAFarReaderArriveExact) {
     std::fill(out.begin(), out.end(), 0);
     std::this_thread::sleep_until(now + FarReaderStores::kStreamFor);  // the second call stores plainly again
   }
+}
+
+// Each connection judges its own stores: pieces that crawl into one peer's FIFO (its core far away) switch that
+// connection to streaming stores and leave the others plain; a call sending to both arrives exact at both.
+TEST(EngineStreaming, EachPeerIsJudgedByItsOwnPieces) {
+  testing::FifoPair near(transport::FifoConnection::Direct::kNone), far(transport::FifoConnection::Direct::kNone);
+  transport::Connection* toNear = near.toOne.get();
+  transport::Connection* toFar = far.toOne.get();
+  Execution sender(
+      0, [&](int peer) { return peer == 1 ? toNear : toFar; }, nullptr);
+  auto nearReceiver = near.execution(1), farReceiver = far.execution(1);
+  const auto now = Clock::now();
+  slowPieces(sender.farReaderStores(2), FarReaderStores::kSlowInARow, now);
+  EXPECT_TRUE(sender.farReaderStores(2).streaming(now));
+  EXPECT_FALSE(sender.farReaderStores(1).streaming(now)) << "the near peer's pieces were not slow";
+
+  constexpr size_t kLarge = 2 * kPiece + 4096 + 20;
+  std::vector<uint8_t> in(kLarge), outNear(kLarge, 0), outFar(kLarge, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 13 + 5);
+  Plan both;
+  both.add({StepKind::kSend, 1, {BufferKind::kSend, 0}, {}, kLarge});
+  both.add({StepKind::kSend, 2, {BufferKind::kSend, 0}, {}, kLarge});
+  sender.reset("test", 1);
+  sender.append(both, from(in.data()));
+  nearReceiver->reset("test", 1);
+  nearReceiver->append(receiveAll(kLarge), into(outNear.data(), kStreamingThreshold));
+  farReceiver->reset("test", 1);
+  farReceiver->append(receiveAll(kLarge), into(outFar.data(), kStreamingThreshold));
+  for (int round = 0; round < 1000000 && !(sender.done() && nearReceiver->done() && farReceiver->done()); ++round) {
+    bool moved = false;
+    ASSERT_TRUE(sender.advance(&moved).isOk());
+    ASSERT_TRUE(nearReceiver->advance(&moved).isOk());
+    ASSERT_TRUE(farReceiver->advance(&moved).isOk());
+  }
+  ASSERT_TRUE(sender.done() && nearReceiver->done() && farReceiver->done());
+  EXPECT_EQ(outNear, in);
+  EXPECT_EQ(outFar, in);
 }
 
 }  // namespace

@@ -111,8 +111,8 @@ class Execution {
   void setStreamingFrom(size_t plan, size_t bytes) { bindingOfPlan_[plan].streamingFrom = bytes; }
   /// The stores step number `step` (counted over the plans in the order appended) writes with.
   transport::Stores storesOf(size_t step) const { return storesFor(work_.at(step)); }
-  /// How this rank stores large pieces into FIFOs another core reads (timed by every such piece; tests set it).
-  FarReaderStores& farReaderStores() { return farReaderStores_; }
+  /// How this rank stores large pieces into the FIFO `peer`'s core reads (timed by such pieces; tests set it).
+  FarReaderStores& farReaderStores(int peer) { return queues(peer).farReaderStores; }
 
  private:
   static constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -197,6 +197,9 @@ class Execution {
     std::vector<transport::RemoteRegion> regionsIn;
     std::vector<std::byte> announceOut, announceIn;
     size_t announceOutWire = 0, announceInRead = 0, announceInBytes = 0;
+    // How large pieces go into this peer's FIFO, judged by this connection's pieces alone: on a host with several
+    // core complexes or sockets some peers' cores are close and others far.
+    FarReaderStores farReaderStores;
   };
 
   // Inline: every small step's advance asks it, and a call to it was a tenth of a small receive.
@@ -208,8 +211,8 @@ class Execution {
   }
   size_t allowedWire(const Work& w) const;
   Status advanceSend(Work& w, PeerQueues& q, bool* moved);
-  /// Copies a piece of a send into the connection's send space, with the stores farReaderStores_ picks.
-  void storePiece(transport::Connection* c, std::byte* to, const std::byte* from, size_t bytes);
+  /// Copies a piece of a send into the connection's send space, with the stores the peer's FarReaderStores picks.
+  void storePiece(PeerQueues& q, std::byte* to, const std::byte* from, size_t bytes);
   Status advanceRecv(Work& w, PeerQueues& q, bool* moved);
   Status advanceSmallSend(Work& w, PeerQueues& q, bool* moved);
   Status advanceSmallRecv(Work& w, PeerQueues& q, bool* moved);
@@ -278,7 +281,6 @@ class Execution {
   int64_t spinIterations_ = 0;
   std::function<void()> onWait_;  // setOnWait
   bool farStoresOn_ = true;       // CHORUS_FAR_STREAMING
-  FarReaderStores farReaderStores_;
   size_t largeLocal_ = 64 << 10;
   transport::Stores storesFor(const Work& w) const {
     return w.bytes >= bindingOfPlan_[w.plan].streamingFrom ? transport::Stores::kStreaming : transport::Stores::kCached;
