@@ -3,6 +3,7 @@
 #include "transports/fifo.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,6 +11,8 @@
 #include <random>
 #include <thread>
 #include <vector>
+
+#include "transports/fifo_lap.hpp"
 
 namespace chorus::transport {
 namespace {
@@ -138,11 +141,15 @@ size_t consumeSome(Fifo& consumer, std::vector<std::byte>& out, size_t at) {
   return ready.size();
 }
 
-TEST(FifoStream, WrapsEarlyWhenTheConsumerKeepsUp) {
+constexpr uint64_t kLap = kSharedCoreLap;
+
+// Streams 3 capacities and a bit through a FIFO whose consumer stays at most a piece behind; returns the furthest
+// offset into the buffer at which the producer was given room.
+size_t furthestWrite(uint64_t lap) {
   constexpr size_t kCapacity = 4 << 20, kPiece = 256 << 10;
   FifoMemory memory(kCapacity);
   Fifo producer = memory.view(kCapacity), consumer = memory.view(kCapacity);
-  producer.wrapEarly();
+  producer.wrapEarly(lap);
   const auto data = pattern(3 * kCapacity + 12345, 5);
   std::vector<std::byte> got(data.size());
   size_t sent = 0, received = 0;
@@ -153,8 +160,43 @@ TEST(FifoStream, WrapsEarlyWhenTheConsumerKeepsUp) {
     received += consumeSome(consumer, got, received);
   }
   EXPECT_EQ(memcmp(got.data(), data.data(), data.size()), 0);
-  // A consumer one piece behind at most: the bytes cycle through the buffer's first MiB, never its end.
-  EXPECT_LT(furthest, producer.data() + (1 << 20));
+  return static_cast<size_t>(furthest - producer.data());
+}
+
+TEST(FifoStream, WrapsEarlyWhenTheConsumerKeepsUp) {
+  // The bytes cycle through the buffer's first lap and a piece, never its end.
+  EXPECT_LT(furthestWrite(kLap), kLap + (256 << 10));
+  const size_t longLap = furthestWrite(2 << 20);
+  EXPECT_GE(longLap, (size_t{2} << 20) - (256 << 10)) << "a longer lap goes further before it wraps";
+  EXPECT_LT(longLap, (size_t{2} << 20) + (256 << 10));
+  EXPECT_GE(furthestWrite(4 << 20), (size_t{4} << 20) - (256 << 10)) << "a lap of the whole capacity never wraps early";
+}
+
+// Laps past the reader's private cache where every rank has a core; short ones where ranks take turns on cores.
+TEST(FifoLap, LongerThanThePrivateCacheUnlessRanksShareCores) {
+  EXPECT_EQ(fifoLap(2, 2, 1 << 20), size_t{2} << 20);
+  EXPECT_EQ(fifoLap(8, 64, 2 << 20), size_t{4} << 20);
+  EXPECT_EQ(fifoLap(3, 2, 1 << 20), kSharedCoreLap);
+  EXPECT_EQ(fifoLap(4, 2, 1 << 20), kSharedCoreLap);
+  EXPECT_EQ(fifoLap(2, 2, 128 << 10), kSharedCoreLap) << "never shorter than the shared-core lap";
+}
+
+// From a transport's context: the ranks on this rank's machine against its online cores.
+TEST(FifoLap, CountsTheRanksOnThisMachine) {
+  const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const size_t privateCache = sysconfPrivateCacheBytes() > 0 ? sysconfPrivateCacheBytes() : kAssumedPrivateCache;
+  std::vector<PeerInfo> peers(static_cast<size_t>(cores) + 2);
+  for (size_t r = 0; r < peers.size(); ++r) {
+    peers[r].rank = static_cast<int>(r);
+    peers[r].machineId = r == 1 ? "here" : "elsewhere";
+  }
+  ConnectContext ctx;
+  ctx.rank = 1;
+  ctx.nranks = static_cast<int>(peers.size());
+  ctx.peers = &peers;
+  EXPECT_EQ(fifoLap(ctx), fifoLap(1, cores, privateCache)) << "the ranks elsewhere do not share this machine's cores";
+  for (auto& peer : peers) peer.machineId = "here";
+  EXPECT_EQ(fifoLap(ctx), kSharedCoreLap) << "more ranks here than cores";
 }
 
 // Fills the FIFO as far as it takes bytes; returns how many went.
@@ -168,7 +210,7 @@ TEST(FifoStream, AConsumerThatFallsBehindStillGetsTheWholeCapacity) {
   constexpr size_t kCapacity = 4 << 20;
   FifoMemory memory(kCapacity);
   Fifo producer = memory.view(kCapacity), consumer = memory.view(kCapacity);
-  producer.wrapEarly();
+  producer.wrapEarly(kLap);
   const auto data = pattern(4 * kCapacity, 6);
   std::vector<std::byte> got(data.size());
   size_t sent = 0, received = 0;
@@ -188,7 +230,7 @@ TEST(FifoStream, BytesInFlightKeepTheProducerOnItsLap) {
   constexpr size_t kCapacity = 4 << 20;
   FifoMemory memory(kCapacity);
   Fifo producer = memory.view(kCapacity), consumer = memory.view(kCapacity);
-  producer.wrapEarly();
+  producer.wrapEarly(kLap);
   const auto data = pattern(kCapacity, 8);
   size_t sent = produceSome(producer, data, 0, 768 << 10);
   consumer.consume(512 << 10);  // 256 KiB still to read
@@ -199,7 +241,7 @@ TEST(FifoStream, TwoThreadsStreamThroughEarlyWraps) {
   constexpr size_t kCapacity = 2 << 20;
   FifoMemory memory(kCapacity);
   Fifo producer = memory.view(kCapacity), consumer = memory.view(kCapacity);
-  producer.wrapEarly();
+  producer.wrapEarly(kLap);
   const auto data = pattern(64 << 20, 7);
   std::vector<std::byte> got(data.size());
   std::thread sender([&] {

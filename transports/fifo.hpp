@@ -3,6 +3,7 @@
 // it with an acquire load: no locks, no syscalls. Small messages take the FIFO's line channel instead (below).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -76,20 +77,20 @@ class Fifo {
     }
   }
 
-  /// Producer: a FIFO found empty kWrapEarly or more into the buffer starts over at its front instead of going on to
-  /// the end, so the bytes of calls that the consumer keeps up with cycle through the first few hundred KiB and stay
-  /// in cache; a consumer that falls behind still finds the whole capacity filled for it. Only for a FIFO whose
-  /// consumer reads with readable()/consume() (not a transport's thread that tracks offsets itself). 4 ranks on 2
-  /// cores have 12 FIFOs of 4 MiB, more than the 32 MiB L3: AlltoAll of 256 KiB-8 MiB took 0.62-0.78x the time
-  /// with early wraps, ReduceScatter of 128 KiB-2 MiB 0.56-0.81x, AllReduce of 128 KiB-1 MiB 0.69-0.74x (5 launches);
-  /// 512 KiB FIFOs gained as much but lost Broadcast (1.1-1.5x: a root runs ahead of its receivers only as far as
-  /// the FIFO lets it), which early wraps do not.
-  void wrapEarly() { wrapsEarly_ = true; }
+  /// Producer: a FIFO found empty `lap` bytes or more into the buffer starts over at its front instead of going on to
+  /// the end, so the bytes of calls that the consumer keeps up with cycle through the buffer's first `lap` bytes and
+  /// stay in cache; a consumer that falls behind still finds the whole capacity filled for it. Only for a FIFO whose
+  /// consumer reads with readable()/consume() (not a transport's thread that tracks offsets itself). How long a lap
+  /// pays: fifoLap(). A lap at or above the capacity never wraps early.
+  void wrapEarly(uint64_t lap) {
+    wrapsEarly_ = true;
+    lap_ = std::max<uint64_t>(lap, kWrapCheckEvery);
+  }
 
   /// Contiguous free space at the producer's position (may be empty).
   std::span<std::byte> writable() {
     uint64_t tail = header_->tail.load(std::memory_order_relaxed);
-    if (wrapsEarly_ && tail % capacity_ >= kWrapEarly && tail >= nextWrapCheck_) tail = wrapIfEmpty(tail);
+    if (wrapsEarly_ && tail % capacity_ >= lap_ && tail >= nextWrapCheck_) tail = wrapIfEmpty(tail);
     // The cached index saves a shared cache line per call; refresh it whenever it leaves less than a unit.
     if (capacity_ - (tail - cachedHead_) < kRefreshBelow) refreshHead();
     uint64_t free = capacity_ - (tail - cachedHead_);
@@ -196,9 +197,9 @@ class Fifo {
  private:
   static constexpr uint64_t kRefreshBelow = 64;
   static constexpr uint64_t kNoSkip = ~uint64_t{0};
-  // A wrap costs the consumer a jump and the producer a look at the consumer's index: once per 512 KiB at most.
-  // Looks that find bytes in flight are repeated every 64 KiB produced.
-  static constexpr uint64_t kWrapEarly = 512 << 10, kWrapCheckEvery = 64 << 10;
+  // A wrap costs the consumer a jump and the producer a look at the consumer's index: once per lap at most. Looks
+  // that find bytes in flight are repeated every 64 KiB produced.
+  static constexpr uint64_t kWrapCheckEvery = 64 << 10;
 
   // Wraps to the next lap's start when every byte produced has been consumed. Publishes the new tail at once, with
   // no bytes: the consumer, once at `tail`, moves on to the lap's start. Returns the tail to write at.
@@ -213,7 +214,7 @@ class Fifo {
     wrappedFrom_ = tail;
     wrappedTo_ = next;
     cachedHead_ = next;
-    nextWrapCheck_ = next + kWrapEarly;
+    nextWrapCheck_ = next + lap_;
     return next;
   }
   // A consumer at the last early wrap has taken every byte before it: the padding after it is free space too.
@@ -263,6 +264,7 @@ class Fifo {
   uint64_t cachedTail_ = 0;                   // consumer's last view of tail
   uint64_t skipFrom_ = kNoSkip, skipTo_ = 0;  // consumer's view of the producer's last early wrap
   bool wrapsEarly_ = false;
+  uint64_t lap_ = 0;                                // producer: how far into the buffer it goes before wrapping early
   uint64_t wrappedFrom_ = kNoSkip, wrappedTo_ = 0;  // producer: its last early wrap
   uint64_t nextWrapCheck_ = 0;  // producer: the tail at which to look at the consumer's position again
 };

@@ -12,6 +12,7 @@
 
 #include "core/shareable_memory.hpp"
 #include "transports/fifo.hpp"
+#include "transports/fifo_lap.hpp"
 #include "transports/peer_blocks.hpp"
 #include "transports/transport.hpp"
 
@@ -24,9 +25,10 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   /// where that works and is allowed, else through the stream.
   enum class Direct { kNone, kSameProcess, kSharedBlocks, kSharedBlocksAndCrossMemoryAttach };
 
-  /// `owner` keeps the memory of both FIFOs alive. `peerPid` > 0 enables the process-liveness check.
+  /// `owner` keeps the memory of both FIFOs alive. `peerPid` > 0 enables the process-liveness check. `lap`: how far
+  /// into the outgoing FIFO this side goes before it starts over at the front when the FIFO is empty (fifoLap()).
   FifoConnection(std::shared_ptr<void> owner, Fifo out, Fifo in, int peerRank, int peerPid, const char* name,
-                 Direct direct = Direct::kNone)
+                 Direct direct = Direct::kNone, size_t lap = kSharedCoreLap)
       : owner_(std::move(owner)),
         out_(out),
         in_(in),
@@ -35,7 +37,7 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
         name_(name),
         direct_(direct),
         peerBlocks_(peerRank, peerPid) {
-    out_.wrapEarly();  // the peer reads through readable()/consume(), so it follows the early wraps
+    out_.wrapEarly(lap);  // the peer reads through readable()/consume(), so it follows the early wraps
   }
   // Destruction does not close(): bytes already committed stay readable for the peer (the memory is shared).
   ~FifoConnection() override = default;

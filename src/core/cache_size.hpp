@@ -40,4 +40,10 @@ inline size_t sysconfLastLevelCacheBytes() {
   return reported > 0 ? static_cast<size_t>(reported) : 0;
 }
 
+/// A core's own cache below the shared one (sysconf's level 2, from cpuid). 0 when it reports none.
+inline size_t sysconfPrivateCacheBytes() {
+  const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return reported > 0 ? static_cast<size_t>(reported) : 0;
+}
+
 }  // namespace chorus

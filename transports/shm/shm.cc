@@ -172,6 +172,7 @@ class ShmTransport final : public Transport {
     }
     out->clear();
     int cmaPairs = 0;
+    const size_t lap = fifoLap(ctx);
     for (size_t i = 0; i < peers.size(); ++i) {
       std::byte* base = static_cast<std::byte*>(maps[i]->address);
       bool low = ctx.rank < peers[i];
@@ -187,12 +188,12 @@ class ShmTransport final : public Transport {
                                                                : Direct::kSharedBlocks;
       cmaPairs += cma ? 1 : 0;
       out->push_back(std::make_unique<FifoConnection>(maps[i], low ? lowToHigh : highToLow, low ? highToLow : lowToHigh,
-                                                      peers[i], pid, "shm", direct));
+                                                      peers[i], pid, "shm", direct, lap));
     }
     CHORUS_INFO(kTransport,
                 "shm: connected to %zu peers (%d with single-copy reads of any buffer, by cross-memory attach), "
-                "%zu-byte FIFOs",
-                peers.size(), cmaPairs, fifoBytes);
+                "%zu-byte FIFOs wrapping early from %zu bytes",
+                peers.size(), cmaPairs, fifoBytes, lap);
     return Status::ok();
   }
 };
