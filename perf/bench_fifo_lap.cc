@@ -74,8 +74,9 @@ void fifoLap(benchmark::State& state, bool streaming) {
           streaming};
   Side peer{fromPeer.view(), toPeer.view(), std::vector<std::byte>(bytes, std::byte{2}), std::vector<std::byte>(bytes),
             streaming};
-  me.out.wrapEarly(lap);
-  peer.out.wrapEarly(lap);
+  const chorus::transport::FifoLap laps{lap, lap, ~size_t{0}};  // one lap whatever the pieces
+  me.out.wrapEarly(laps);
+  peer.out.wrapEarly(laps);
   // The peer stops after the exchange numbered `last`, which this thread makes after setting it.
   std::atomic<int64_t> last{std::numeric_limits<int64_t>::max()};
   std::thread other([&] {

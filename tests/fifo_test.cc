@@ -141,12 +141,13 @@ size_t consumeSome(Fifo& consumer, std::vector<std::byte>& out, size_t at) {
   return ready.size();
 }
 
-constexpr uint64_t kLap = kSharedCoreLap;
+constexpr FifoLap kLap = kSharedCoreLap;
+constexpr size_t kNoBulk = ~size_t{0};
 
-// Streams 3 capacities and a bit through a FIFO whose consumer stays at most a piece behind; returns the furthest
-// offset into the buffer at which the producer was given room.
-size_t furthestWrite(uint64_t lap) {
-  constexpr size_t kCapacity = 4 << 20, kPiece = 256 << 10;
+// Streams 3 capacities and a bit through a FIFO whose consumer stays at most a piece behind, in pieces of `piece`
+// bytes; returns the furthest offset into the buffer at which the producer was given room.
+size_t furthestWrite(FifoLap lap, size_t piece = 256 << 10) {
+  constexpr size_t kCapacity = 4 << 20;
   FifoMemory memory(kCapacity);
   Fifo producer = memory.view(kCapacity), consumer = memory.view(kCapacity);
   producer.wrapEarly(lap);
@@ -156,7 +157,7 @@ size_t furthestWrite(uint64_t lap) {
   std::byte* furthest = producer.data();
   while (received < data.size()) {
     furthest = std::max(furthest, producer.writable().data());
-    sent += produceSome(producer, data, sent, kPiece);
+    sent += produceSome(producer, data, sent, piece);
     received += consumeSome(consumer, got, received);
   }
   EXPECT_EQ(memcmp(got.data(), data.data(), data.size()), 0);
@@ -164,21 +165,32 @@ size_t furthestWrite(uint64_t lap) {
 }
 
 TEST(FifoStream, WrapsEarlyWhenTheConsumerKeepsUp) {
+  constexpr size_t kPiece = 256 << 10, kLong = 2 << 20;
   // The bytes cycle through the buffer's first lap and a piece, never its end.
-  EXPECT_LT(furthestWrite(kLap), kLap + (256 << 10));
-  const size_t longLap = furthestWrite(2 << 20);
-  EXPECT_GE(longLap, (size_t{2} << 20) - (256 << 10)) << "a longer lap goes further before it wraps";
-  EXPECT_LT(longLap, (size_t{2} << 20) + (256 << 10));
-  EXPECT_GE(furthestWrite(4 << 20), (size_t{4} << 20) - (256 << 10)) << "a lap of the whole capacity never wraps early";
+  EXPECT_LT(furthestWrite(kLap), kLap.bytes + kPiece);
+  const size_t longLap = furthestWrite({kLong, kLong, kNoBulk});
+  EXPECT_GE(longLap, kLong - kPiece) << "a longer lap goes further before it wraps";
+  EXPECT_LT(longLap, kLong + kPiece);
+  EXPECT_GE(furthestWrite({4 << 20, 4 << 20, kNoBulk}), (size_t{4} << 20) - kPiece)
+      << "a lap of the whole capacity never wraps early";
+}
+
+// After a bulk piece the producer wraps at the bulk lap; smaller pieces go the whole lap.
+TEST(FifoStream, BulkPiecesTakeTheShorterLap) {
+  constexpr size_t kLong = 2 << 20, kShort = 512 << 10, kBulk = 256 << 10;
+  const FifoLap lap{kLong, kShort, kBulk};
+  EXPECT_LT(furthestWrite(lap, kBulk), kShort + kBulk);
+  EXPECT_GE(furthestWrite(lap, kBulk / 2), kLong - kBulk / 2);
 }
 
 // Laps past the reader's private cache where every rank has a core; short ones where ranks take turns on cores.
 TEST(FifoLap, LongerThanThePrivateCacheUnlessRanksShareCores) {
-  EXPECT_EQ(fifoLap(2, 2, 1 << 20), size_t{2} << 20);
-  EXPECT_EQ(fifoLap(8, 64, 2 << 20), size_t{4} << 20);
-  EXPECT_EQ(fifoLap(3, 2, 1 << 20), kSharedCoreLap);
-  EXPECT_EQ(fifoLap(4, 2, 1 << 20), kSharedCoreLap);
-  EXPECT_EQ(fifoLap(2, 2, 128 << 10), kSharedCoreLap) << "never shorter than the shared-core lap";
+  EXPECT_EQ(fifoLap(2, 2, 1 << 20).bytes, size_t{2} << 20);
+  EXPECT_EQ(fifoLap(2, 2, 1 << 20).bulkBytes, kShortLap);
+  EXPECT_EQ(fifoLap(8, 64, 2 << 20).bytes, size_t{4} << 20);
+  EXPECT_EQ(fifoLap(3, 2, 1 << 20).bytes, kShortLap);
+  EXPECT_EQ(fifoLap(4, 2, 1 << 20).bytes, kShortLap);
+  EXPECT_EQ(fifoLap(2, 2, 128 << 10).bytes, kShortLap) << "never shorter than the short lap";
 }
 
 // From a transport's context: the ranks on this rank's machine against its online cores.
@@ -194,9 +206,10 @@ TEST(FifoLap, CountsTheRanksOnThisMachine) {
   ctx.rank = 1;
   ctx.nranks = static_cast<int>(peers.size());
   ctx.peers = &peers;
-  EXPECT_EQ(fifoLap(ctx), fifoLap(1, cores, privateCache)) << "the ranks elsewhere do not share this machine's cores";
+  EXPECT_EQ(fifoLap(ctx).bytes, fifoLap(1, cores, privateCache).bytes)
+      << "the ranks elsewhere do not share this machine's cores";
   for (auto& peer : peers) peer.machineId = "here";
-  EXPECT_EQ(fifoLap(ctx), kSharedCoreLap) << "more ranks here than cores";
+  EXPECT_EQ(fifoLap(ctx).bytes, kShortLap) << "more ranks here than cores";
 }
 
 // Fills the FIFO as far as it takes bytes; returns how many went.

@@ -43,6 +43,14 @@ struct LineArea {
   alignas(64) Line lines[kLines];
 };
 
+/// How far into its buffer a FIFO's producer goes before it starts over at the front when the FIFO is empty
+/// (Fifo::wrapEarly; the values: transports/fifo_lap.hpp).
+struct FifoLap {
+  uint64_t bytes;
+  uint64_t bulkBytes;  // instead, once a bulk piece went since the last wrap
+  size_t bulkPiece;    // pieces of this size and more are bulk
+};
+
 class Fifo {
  public:
   /// Largest message the line channel carries.
@@ -77,20 +85,23 @@ class Fifo {
     }
   }
 
-  /// Producer: a FIFO found empty `lap` bytes or more into the buffer starts over at its front instead of going on to
-  /// the end, so the bytes of calls that the consumer keeps up with cycle through the buffer's first `lap` bytes and
-  /// stay in cache; a consumer that falls behind still finds the whole capacity filled for it. Only for a FIFO whose
-  /// consumer reads with readable()/consume() (not a transport's thread that tracks offsets itself). How long a lap
-  /// pays: fifoLap(). A lap at or above the capacity never wraps early.
-  void wrapEarly(uint64_t lap) {
+  /// Producer: a FIFO found empty a lap or more into the buffer starts over at its front instead of going on to the
+  /// end, so the bytes of calls that the consumer keeps up with cycle through the buffer's first lap and stay in
+  /// cache; a consumer that falls behind still finds the whole capacity filled for it. Only for a FIFO whose consumer
+  /// reads with readable()/consume() (not a transport's thread that tracks offsets itself). Which laps pay:
+  /// transports/fifo_lap.hpp. A lap at or above the capacity never wraps early.
+  void wrapEarly(const FifoLap& lap) {
     wrapsEarly_ = true;
-    lap_ = std::max<uint64_t>(lap, kWrapCheckEvery);
+    lap_ = lap;
+    lap_.bytes = std::max<uint64_t>(lap.bytes, kWrapCheckEvery);
+    lap_.bulkBytes = std::clamp<uint64_t>(lap.bulkBytes, kWrapCheckEvery, lap_.bytes);
   }
 
   /// Contiguous free space at the producer's position (may be empty).
   std::span<std::byte> writable() {
     uint64_t tail = header_->tail.load(std::memory_order_relaxed);
-    if (wrapsEarly_ && tail % capacity_ >= lap_ && tail >= nextWrapCheck_) tail = wrapIfEmpty(tail);
+    if (wrapsEarly_ && tail >= nextWrapCheck_ && tail % capacity_ >= (bulkThisLap_ ? lap_.bulkBytes : lap_.bytes))
+      tail = wrapIfEmpty(tail);
     // The cached index saves a shared cache line per call; refresh it whenever it leaves less than a unit.
     if (capacity_ - (tail - cachedHead_) < kRefreshBelow) refreshHead();
     uint64_t free = capacity_ - (tail - cachedHead_);
@@ -99,6 +110,7 @@ class Fifo {
     return {data_ + offset, static_cast<size_t>(free < contiguous ? free : contiguous)};
   }
   void produce(size_t bytes) {
+    bulkThisLap_ |= bytes >= lap_.bulkPiece;
     header_->tail.store(header_->tail.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
   }
 
@@ -213,8 +225,9 @@ class Fifo {
     header_->tail.store(next, std::memory_order_release);
     wrappedFrom_ = tail;
     wrappedTo_ = next;
+    bulkThisLap_ = false;
     cachedHead_ = next;
-    nextWrapCheck_ = next + lap_;
+    nextWrapCheck_ = next + lap_.bulkBytes;
     return next;
   }
   // A consumer at the last early wrap has taken every byte before it: the padding after it is free space too.
@@ -264,7 +277,8 @@ class Fifo {
   uint64_t cachedTail_ = 0;                   // consumer's last view of tail
   uint64_t skipFrom_ = kNoSkip, skipTo_ = 0;  // consumer's view of the producer's last early wrap
   bool wrapsEarly_ = false;
-  uint64_t lap_ = 0;                                // producer: how far into the buffer it goes before wrapping early
+  FifoLap lap_{};             // producer: where it wraps early
+  bool bulkThisLap_ = false;  // producer: a piece of lap_.bulkPiece or more went since the last wrap
   uint64_t wrappedFrom_ = kNoSkip, wrappedTo_ = 0;  // producer: its last early wrap
   uint64_t nextWrapCheck_ = 0;  // producer: the tail at which to look at the consumer's position again
 };

@@ -28,7 +28,7 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   /// `owner` keeps the memory of both FIFOs alive. `peerPid` > 0 enables the process-liveness check. `lap`: how far
   /// into the outgoing FIFO this side goes before it starts over at the front when the FIFO is empty (fifoLap()).
   FifoConnection(std::shared_ptr<void> owner, Fifo out, Fifo in, int peerRank, int peerPid, const char* name,
-                 Direct direct = Direct::kNone, size_t lap = kSharedCoreLap)
+                 Direct direct = Direct::kNone, FifoLap lap = kSharedCoreLap)
       : owner_(std::move(owner)),
         out_(out),
         in_(in),

@@ -40,7 +40,7 @@ class LoopbackTransport final : public Transport {
     const Settings& cfg = *ctx.settings;
     const size_t fifoBytes = fifoBytesFor(cfg.loopbackBufferBytes, ctx.nranks);
     out->clear();
-    const size_t lap = fifoLap(ctx);
+    const FifoLap lap = fifoLap(ctx);
     for (int peer : peers) {
       std::shared_ptr<PairMemory> pair = takeOrCreate(ctx, peer, fifoBytes);
       const size_t one = Fifo::bytesFor(pair->fifoBytes);

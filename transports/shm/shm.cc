@@ -172,7 +172,7 @@ class ShmTransport final : public Transport {
     }
     out->clear();
     int cmaPairs = 0;
-    const size_t lap = fifoLap(ctx);
+    const FifoLap lap = fifoLap(ctx);
     for (size_t i = 0; i < peers.size(); ++i) {
       std::byte* base = static_cast<std::byte*>(maps[i]->address);
       bool low = ctx.rank < peers[i];
@@ -192,8 +192,9 @@ class ShmTransport final : public Transport {
     }
     CHORUS_INFO(kTransport,
                 "shm: connected to %zu peers (%d with single-copy reads of any buffer, by cross-memory attach), "
-                "%zu-byte FIFOs wrapping early from %zu bytes",
-                peers.size(), cmaPairs, fifoBytes, lap);
+                "%zu-byte FIFOs wrapping early from %zu bytes (%zu after pieces of %zu)",
+                peers.size(), cmaPairs, fifoBytes, static_cast<size_t>(lap.bytes), static_cast<size_t>(lap.bulkBytes),
+                lap.bulkPiece);
     return Status::ok();
   }
 };
