@@ -31,6 +31,9 @@ class FarReaderStores {
   /// are close: a 2-rank ReduceScatter of 32-64 KiB takes 1.1-1.15x its time (its reader folds from the FIFO's lines as
   /// they are rewritten: a tenth of its plain pieces run below 8 GB/s, and slow runs of them switch to streaming now
   /// and then; timing every piece cost the same, so not the clock); AlltoAll took 0.92-0.98x.
+  /// Sampling from 2 KiB was tried and not kept: far launches of 2-rank calls of 4-16 KiB took 0.20-0.50x their time,
+  /// close ones 0.96-1.03x one day and 1.25-1.8x at 4-8 KiB the next (perf/RESULTS.md, "Small pieces timed for a far
+  /// reader: tried, not kept").
   static constexpr size_t kSampledFrom = 16 << 10;
   static constexpr unsigned kSampleEvery = 4;
   /// Below this rate (bytes per ns = GB/s) a plain piece counts as slow. Medians of a launch's pieces: 4.4-6.7 far
