@@ -3,6 +3,7 @@
 // and the results are exact either way. A sender whose plain pieces into a peer's FIFO crawl (the cores far apart)
 // writes the next ones with streaming stores (FarReaderStores).
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <chrono>
 #include <numeric>
@@ -216,6 +217,58 @@ TEST(EngineStreaming, EachPeerIsJudgedByItsOwnPieces) {
   ASSERT_TRUE(sender.done() && nearReceiver->done() && farReceiver->done());
   EXPECT_EQ(outNear, in);
   EXPECT_EQ(outFar, in);
+}
+
+// A connection that remembers what the engine told it about the call's peers, passing the rest through.
+class PeersTold final : public transport::Connection {
+ public:
+  explicit PeersTold(transport::Connection* inner) : inner_(inner) {}
+  std::span<std::byte> sendSpace() override { return inner_->sendSpace(); }
+  void commitSend(size_t bytes) override { inner_->commitSend(bytes); }
+  std::span<const std::byte> recvData() override { return inner_->recvData(); }
+  void consumeRecv(size_t bytes) override { inner_->consumeRecv(bytes); }
+  Status progress(bool* moved) override { return inner_->progress(moved); }
+  Status checkPeer() override { return inner_->checkPeer(); }
+  bool peerClosed() override { return inner_->peerClosed(); }
+  void close() override { inner_->close(); }
+  bool sendDrained() override { return inner_->sendDrained(); }
+  bool addPollFds(std::vector<struct pollfd>* fds) override { return inner_->addPollFds(fds); }
+  const char* transportName() const override { return inner_->transportName(); }
+  void writesToPeers(int peers) override { told = peers; }
+  int told = 0;
+
+ private:
+  transport::Connection* inner_;
+};
+
+// Each bound call tells the connections it writes to how many peers it writes to (the FIFOs' laps depend on it,
+// transports/fifo_lap.hpp); a connection the call only reads from, or does not use, is not told.
+TEST(EngineStreaming, ConnectionsLearnHowManyPeersACallWritesTo) {
+  testing::FifoPair one, two, three;
+  PeersTold to1(one.toOne.get()), to2(two.toOne.get()), to3(three.toOne.get());
+  PeersTold* to[] = {nullptr, &to1, &to2, &to3};
+  Execution rank0(
+      0, [&](int peer) -> transport::Connection* { return to[peer]; }, nullptr);
+  std::vector<uint8_t> in(1024), out(1024);
+  Plan p;
+  p.add({StepKind::kSend, 1, {BufferKind::kSend, 0}, {}, 512});
+  p.add({StepKind::kSend, 2, {BufferKind::kSend, 512}, {}, 512});
+  p.add({StepKind::kRecv, 3, {}, {BufferKind::kRecv, 0}, 512});
+  rank0.reset("test", 1);
+  rank0.append(p, {in.data(), out.data(), nullptr, nullptr, 1});
+  rank0.sign({});
+  EXPECT_EQ(to1.told, 2);
+  EXPECT_EQ(to2.told, 2);
+  EXPECT_EQ(to3.told, 0) << "only read from";
+
+  Plan ring;
+  ring.add({StepKind::kSend, 1, {BufferKind::kSend, 0}, {}, 512});
+  ring.add({StepKind::kRecv, 3, {}, {BufferKind::kRecv, 0}, 512});
+  rank0.reset("test", 2);
+  rank0.append(ring, {in.data(), out.data(), nullptr, nullptr, 1});
+  rank0.sign({});
+  EXPECT_EQ(to1.told, 1);
+  EXPECT_EQ(to2.told, 2) << "not written in this call: left as it was";
 }
 
 }  // namespace

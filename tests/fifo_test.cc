@@ -185,18 +185,36 @@ TEST(FifoStream, BulkPiecesTakeTheShorterLap) {
 
 // Laps past the reader's private cache where every rank has a core; short ones where ranks take turns on cores.
 TEST(FifoLap, LongerThanThePrivateCacheUnlessRanksShareCores) {
-  EXPECT_EQ(fifoLap(2, 2, 1 << 20).bytes, size_t{2} << 20);
-  EXPECT_EQ(fifoLap(2, 2, 1 << 20).bulkBytes, kShortLap);
-  EXPECT_EQ(fifoLap(8, 64, 2 << 20).bytes, size_t{4} << 20);
-  EXPECT_EQ(fifoLap(3, 2, 1 << 20).bytes, kShortLap);
-  EXPECT_EQ(fifoLap(4, 2, 1 << 20).bytes, kShortLap);
-  EXPECT_EQ(fifoLap(2, 2, 128 << 10).bytes, kShortLap) << "never shorter than the short lap";
+  constexpr size_t kL3 = 32 << 20;
+  EXPECT_EQ(fifoLaps(2, 2, 1 << 20, kL3).initial().bytes, size_t{2} << 20);
+  EXPECT_EQ(fifoLaps(2, 2, 1 << 20, kL3).initial().bulkBytes, kShortLap);
+  EXPECT_EQ(fifoLaps(8, 64, 2 << 20, kL3).forPeers(7).bytes, size_t{4} << 20);
+  EXPECT_EQ(fifoLaps(8, 64, 2 << 20, kL3).forPeers(1).bytes, size_t{4} << 20) << "cores enough: peers do not matter";
+  EXPECT_EQ(fifoLaps(3, 2, 1 << 20, kL3).initial().bytes, kShortLap);
+  EXPECT_EQ(fifoLaps(4, 2, 1 << 20, kL3).initial().bytes, kShortLap) << "12 FIFOs of 512 KiB: 6 MiB";
+  EXPECT_EQ(fifoLaps(2, 2, 128 << 10, kL3).initial().bytes, kShortLap) << "never shorter than the short lap";
+}
+
+// Where ranks share cores, the FIFOs their calls write share a quarter of the last-level cache, in laps of
+// 64-512 KiB: an AlltoAll's peers get short laps, a ring's one peer the longest.
+TEST(FifoLap, RanksSharingCoresShareTheLastLevelCache) {
+  constexpr size_t kL3 = 32 << 20;
+  const FifoLaps eight = fifoLaps(8, 2, 1 << 20, kL3);
+  EXPECT_EQ(eight.initial().bytes, size_t{144} << 10) << "56 FIFOs in 8 MiB, in whole pages";
+  EXPECT_EQ(eight.forPeers(7).bytes, eight.initial().bytes);
+  EXPECT_EQ(eight.initial().bulkBytes, eight.initial().bytes);
+  EXPECT_LE(56 * eight.initial().bytes, kL3 / 4);
+  EXPECT_EQ(eight.forPeers(3).bytes, size_t{340} << 10) << "recursive doubling's 24 FIFOs";
+  EXPECT_EQ(eight.forPeers(1).bytes, kShortLap) << "a ring's 8 FIFOs";
+  EXPECT_EQ(fifoLaps(16, 2, 1 << 20, kL3).initial().bytes, kShortestLap) << "240 FIFOs: the shortest lap";
+  EXPECT_EQ(fifoLaps(8, 2, 1 << 20, 256 << 20).initial().bytes, kShortLap) << "a larger cache holds them at 512 KiB";
 }
 
 // From a transport's context: the ranks on this rank's machine against its online cores.
 TEST(FifoLap, CountsTheRanksOnThisMachine) {
   const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   const size_t privateCache = sysconfPrivateCacheBytes() > 0 ? sysconfPrivateCacheBytes() : kAssumedPrivateCache;
+  const size_t sharedCache = lastLevelCacheBytes() > 0 ? lastLevelCacheBytes() : kAssumedSharedCache;
   std::vector<PeerInfo> peers(static_cast<size_t>(cores) + 2);
   for (size_t r = 0; r < peers.size(); ++r) {
     peers[r].rank = static_cast<int>(r);
@@ -206,10 +224,14 @@ TEST(FifoLap, CountsTheRanksOnThisMachine) {
   ctx.rank = 1;
   ctx.nranks = static_cast<int>(peers.size());
   ctx.peers = &peers;
-  EXPECT_EQ(fifoLap(ctx).bytes, fifoLap(1, cores, privateCache).bytes)
+  EXPECT_EQ(fifoLaps(ctx).initial().bytes, fifoLaps(1, cores, privateCache, sharedCache).initial().bytes)
       << "the ranks elsewhere do not share this machine's cores";
   for (auto& peer : peers) peer.machineId = "here";
-  EXPECT_EQ(fifoLap(ctx).bytes, kShortLap) << "more ranks here than cores";
+  const FifoLaps shared = fifoLaps(ctx);
+  EXPECT_GT(shared.sharedBudget, 0u) << "more ranks here than cores";
+  EXPECT_EQ(shared.peersOnMachine, cores + 1);
+  EXPECT_EQ(shared.initial().bytes, fifoLaps(cores + 2, cores, privateCache, sharedCache).initial().bytes);
+  EXPECT_LE(shared.initial().bytes, kShortLap);
 }
 
 // Fills the FIFO as far as it takes bytes; returns how many went.

@@ -25,10 +25,10 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   /// where that works and is allowed, else through the stream.
   enum class Direct { kNone, kSameProcess, kSharedBlocks, kSharedBlocksAndCrossMemoryAttach };
 
-  /// `owner` keeps the memory of both FIFOs alive. `peerPid` > 0 enables the process-liveness check. `lap`: how far
-  /// into the outgoing FIFO this side goes before it starts over at the front when the FIFO is empty (fifoLap()).
+  /// `owner` keeps the memory of both FIFOs alive. `peerPid` > 0 enables the process-liveness check. `laps`: how far
+  /// into the outgoing FIFO this side goes before it starts over at the front when the FIFO is empty (fifoLaps()).
   FifoConnection(std::shared_ptr<void> owner, Fifo out, Fifo in, int peerRank, int peerPid, const char* name,
-                 Direct direct = Direct::kNone, FifoLap lap = kSharedCoreLap)
+                 Direct direct = Direct::kNone, FifoLaps laps = {})
       : owner_(std::move(owner)),
         out_(out),
         in_(in),
@@ -36,14 +36,21 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
         peerPid_(peerPid),
         name_(name),
         direct_(direct),
-        peerBlocks_(peerRank, peerPid) {
-    out_.wrapEarly(lap);  // the peer reads through readable()/consume(), so it follows the early wraps
+        peerBlocks_(peerRank, peerPid),
+        laps_(laps),
+        lapPeers_(laps.peersOnMachine) {
+    out_.wrapEarly(laps.initial());  // the peer reads through readable()/consume(), so it follows the early wraps
   }
   // Destruction does not close(): bytes already committed stay readable for the peer (the memory is shared).
   ~FifoConnection() override = default;
 
   std::span<std::byte> sendSpace() override { return out_.writable(); }
   bool peerReadsSendSpace() const override { return true; }
+  void writesToPeers(int peers) override {
+    if (peers == lapPeers_) return;
+    lapPeers_ = peers;
+    out_.wrapEarly(laps_.forPeers(peers));
+  }
   void commitSend(size_t bytes) override { out_.produce(bytes); }
   std::span<const std::byte> recvData() override { return in_.readable(); }
   void consumeRecv(size_t bytes) override { in_.consume(bytes); }
@@ -180,6 +187,8 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
   const char* name_;
   Direct direct_;
   PeerBlocks peerBlocks_;
+  FifoLaps laps_;
+  int lapPeers_;  // the peers the outgoing FIFO's lap is sized for
   uint64_t directPosted_ = 0;
   bool closed_ = false;
 };

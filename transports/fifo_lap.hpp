@@ -7,8 +7,13 @@
 //    1 MiB, 1.4-1.5 at 2-4 MiB, in launches where the host placed the CPUs close.
 //  - The cache the FIFOs share. 4 ranks on 2 cores have 12 FIFOs of 4 MiB, more than the 32 MiB L3: laps of 512 KiB
 //    took AlltoAll of 256 KiB-8 MiB to 0.62-0.78x the time of full laps, ReduceScatter of 128 KiB-2 MiB 0.56-0.81x.
-//    There the ranks take turns on the cores, so a FIFO's reader often runs on its writer's core.
-// So: where ranks outnumber cores, 512 KiB laps. Where each rank has a core, laps of twice the private cache, but
+//    There the ranks take turns on the cores, so a FIFO's reader often runs on its writer's core. An 8-rank
+//    AlltoAll writes 56 FIFOs, 28 MiB in laps of 512 KiB: laps of 128 KiB (7 MiB) took AlltoAll of 32 KiB-1 MiB to
+//    0.54-0.86x its time and AllReduce 0.73-0.90x. A ring writes 8, and the same laps took 8-rank AllGather of 256
+//    KiB-1 MiB to 1.13-1.38x; at 4 ranks laps of 128-256 KiB took AlltoAll to 1.1-1.3x.
+// So: where ranks outnumber cores, the FIFOs the machine's ranks write in a call share a quarter of the last-level
+// cache, in laps of 64-512 KiB; the engine tells each connection how many peers its rank's calls write to
+// (Connection::writesToPeers). Where each rank has a core, laps of twice the private cache, but
 // 512 KiB ones after a bulk piece (256 KiB, the engine's largest): calls that large took 1.14-1.17x their time
 // (2-rank AllReduce of 512 KiB-2 MiB) with long laps. Measured: perf/RESULTS.md, "FIFO laps past the reader's
 // private cache".
@@ -26,29 +31,57 @@
 
 namespace chorus::transport {
 
-/// Laps where ranks share cores, and after bulk pieces.
+/// Laps after bulk pieces, and the longest where ranks share cores.
 inline constexpr size_t kShortLap = 512 << 10;
 inline constexpr size_t kBulkPiece = 256 << 10;
 inline constexpr FifoLap kSharedCoreLap{kShortLap, kShortLap, kBulkPiece};
-/// The private cache assumed where the machine reports none.
+/// The shortest lap where ranks share cores: a lap is checked for every 64 KiB produced (Fifo::wrapEarly).
+inline constexpr size_t kShortestLap = 64 << 10;
+/// Where ranks share cores, the FIFOs of a machine's ranks together fill at most this part of the last-level cache
+/// (the rest holds the callers' buffers).
+inline constexpr size_t kFifoShareOfCache = 4;  // a quarter
+/// The caches assumed where the machine reports none.
 inline constexpr size_t kAssumedPrivateCache = 1 << 20;
+inline constexpr size_t kAssumedSharedCache = 32 << 20;
 
-/// The lap for a FIFO between two of `ranksOnMachine` ranks of a machine with `cores` cores, each with a private
-/// cache of `privateCacheBytes`.
-inline FifoLap fifoLap(int ranksOnMachine, int cores, size_t privateCacheBytes) {
-  if (ranksOnMachine > cores) return kSharedCoreLap;
-  return {std::max(kShortLap, 2 * privateCacheBytes), kShortLap, kBulkPiece};
+/// The laps of one rank's FIFOs to the peers on its machine.
+struct FifoLaps {
+  FifoLap fixed = kSharedCoreLap;  // where each rank has a core
+  /// Where ranks share cores: this rank's part of the cache for the FIFOs it writes in a call; 0: the fixed lap.
+  size_t sharedBudget = 0;
+  int peersOnMachine = 1;
+
+  /// The lap while this rank's calls write to `peers` peers.
+  FifoLap forPeers(int peers) const {
+    if (sharedBudget == 0) return fixed;
+    const size_t share = sharedBudget / static_cast<size_t>(std::max(1, peers));
+    const size_t lap = std::clamp(share, kShortestLap, kShortLap) & ~size_t{4095};
+    return {lap, lap, kBulkPiece};
+  }
+  /// Before the first call: as if it wrote to every peer on the machine.
+  FifoLap initial() const { return forPeers(peersOnMachine); }
+};
+
+/// The laps for FIFOs among `ranksOnMachine` ranks of a machine with `cores` cores, each with a private cache of
+/// `privateCacheBytes`, sharing a last-level cache of `sharedCacheBytes`.
+inline FifoLaps fifoLaps(int ranksOnMachine, int cores, size_t privateCacheBytes, size_t sharedCacheBytes) {
+  const int peers = std::max(1, ranksOnMachine - 1);
+  if (ranksOnMachine > cores)
+    return {kSharedCoreLap, sharedCacheBytes / kFifoShareOfCache / static_cast<size_t>(ranksOnMachine), peers};
+  return {{std::max(kShortLap, 2 * privateCacheBytes), kShortLap, kBulkPiece}, 0, peers};
 }
 
-/// The lap for this rank's FIFOs to the peers a transport connects on its machine: the communicator's ranks on the
-/// same machine (PeerInfo::machineId), the machine's online cores, and the private cache cpuid reports.
-inline FifoLap fifoLap(const ConnectContext& ctx) {
+/// The laps for this rank's FIFOs to the peers a transport connects on its machine: the communicator's ranks on the
+/// same machine (PeerInfo::machineId), the machine's online cores, and its caches as it reports them.
+inline FifoLaps fifoLaps(const ConnectContext& ctx) {
   const std::string& mine = (*ctx.peers)[static_cast<size_t>(ctx.rank)].machineId;
   const int ranksOnMachine = static_cast<int>(std::count_if(
       ctx.peers->begin(), ctx.peers->end(), [&](const PeerInfo& peer) { return peer.machineId == mine; }));
   const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   const size_t privateCache = sysconfPrivateCacheBytes();
-  return fifoLap(ranksOnMachine, cores, privateCache > 0 ? privateCache : kAssumedPrivateCache);
+  const size_t sharedCache = lastLevelCacheBytes();
+  return fifoLaps(ranksOnMachine, cores, privateCache > 0 ? privateCache : kAssumedPrivateCache,
+                  sharedCache > 0 ? sharedCache : kAssumedSharedCache);
 }
 
 }  // namespace chorus::transport

@@ -116,6 +116,9 @@ class Connection {
   /// True when another core reads the send space in place (shared-memory FIFOs): how the sender stores a piece
   /// there decides whose cache it ends in (engine/far_reader_stores.hpp).
   virtual bool peerReadsSendSpace() const { return false; }
+  /// How many peers this rank's calls now write to (the engine says so when a call's plan is bound): a transport
+  /// whose buffers share the cache with the other ranks' can size them by it (transports/fifo_lap.hpp).
+  virtual void writesToPeers(int) {}
 
   /// The capabilities this connection offers; null when it has none.
   virtual SmallMessages* smallMessages() { return nullptr; }

@@ -40,6 +40,12 @@ inline size_t sysconfLastLevelCacheBytes() {
   return reported > 0 ? static_cast<size_t>(reported) : 0;
 }
 
+/// The last-level cache a core sees: sysfs's, else sysconf's. 0 when neither reports one.
+inline size_t lastLevelCacheBytes() {
+  const size_t sysfs = sysfsLastLevelCacheBytes();
+  return sysfs > 0 ? sysfs : sysconfLastLevelCacheBytes();
+}
+
 /// A core's own cache below the shared one (sysconf's level 2, from cpuid). 0 when it reports none.
 inline size_t sysconfPrivateCacheBytes() {
   const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);

@@ -25,8 +25,7 @@ bool CacheResidency::touch(const void* dst, size_t footprintBytes) {
 }
 
 size_t lastLevelCacheShare(int ranksSharingIt) {
-  size_t bytes = sysfsLastLevelCacheBytes();
-  if (bytes == 0) bytes = sysconfLastLevelCacheBytes();
+  size_t bytes = lastLevelCacheBytes();
   if (bytes == 0) bytes = size_t{32} << 20;
   return bytes / static_cast<size_t>(std::max(1, ranksSharingIt));
 }

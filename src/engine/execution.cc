@@ -370,6 +370,15 @@ Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
   return Status::ok();
 }
 
+// Where a transport's buffers share the cache with the other ranks' (shm FIFOs of ranks that share cores), how many
+// of them a call fills decides how long each may be (transports/fifo_lap.hpp). Set here, once per bound call.
+void Execution::tellWritesToPeers() {
+  int writing = 0;
+  for (auto& [peer, q] : peers_) writing += q.sends.empty() ? 0 : 1;
+  for (auto& [peer, q] : peers_)
+    if (!q.sends.empty() && q.connection) q.connection->writesToPeers(writing);
+}
+
 void Execution::storePiece(PeerQueues& q, std::byte* to, const std::byte* from, size_t bytes) {
   if (!farStoresOn_ || bytes < FarReaderStores::kSampledFrom || !q.connection->peerReadsSendSpace()) {
     kernels::copy(to, from, bytes);

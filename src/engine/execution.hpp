@@ -246,6 +246,7 @@ class Execution {
   PeerQueues& queues(int peer);
   /// Marks a header due on every stream this call uses (sign() and rewind()).
   void armHeaders();
+  void tellWritesToPeers();
   CallHeader headerFor(uint32_t flow, uint32_t backFlow) const;
   bool writeHeader(PeerQueues& q);
   bool readHeader(PeerQueues& q);

@@ -27,6 +27,7 @@ void Execution::sign(const CallSignature& signature) {
     q.packFirstSend = !q.confirms && !q.sends.empty() && packsHeader(q, q.sends.front());
     q.packFirstRecv = !q.owes && !q.recvs.empty() && packsHeader(q, q.recvs.front());
   }
+  tellWritesToPeers();
   armHeaders();
 }
 

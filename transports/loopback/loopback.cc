@@ -40,7 +40,7 @@ class LoopbackTransport final : public Transport {
     const Settings& cfg = *ctx.settings;
     const size_t fifoBytes = fifoBytesFor(cfg.loopbackBufferBytes, ctx.nranks);
     out->clear();
-    const FifoLap lap = fifoLap(ctx);
+    const FifoLaps laps = fifoLaps(ctx);
     for (int peer : peers) {
       std::shared_ptr<PairMemory> pair = takeOrCreate(ctx, peer, fifoBytes);
       const size_t one = Fifo::bytesFor(pair->fifoBytes);
@@ -50,7 +50,7 @@ class LoopbackTransport final : public Transport {
       Fifo lowToHigh(base, pair->fifoBytes, false), highToLow(base + one, pair->fifoBytes, false);
       out->push_back(std::make_unique<FifoConnection>(
           pair, low ? lowToHigh : highToLow, low ? highToLow : lowToHigh, peer, 0, "loopback",
-          cfg.directTransfersOn() ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone, lap));
+          cfg.directTransfersOn() ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone, laps));
     }
     return Status::ok();
   }

@@ -172,7 +172,7 @@ class ShmTransport final : public Transport {
     }
     out->clear();
     int cmaPairs = 0;
-    const FifoLap lap = fifoLap(ctx);
+    const FifoLaps laps = fifoLaps(ctx);
     for (size_t i = 0; i < peers.size(); ++i) {
       std::byte* base = static_cast<std::byte*>(maps[i]->address);
       bool low = ctx.rank < peers[i];
@@ -188,13 +188,14 @@ class ShmTransport final : public Transport {
                                                                : Direct::kSharedBlocks;
       cmaPairs += cma ? 1 : 0;
       out->push_back(std::make_unique<FifoConnection>(maps[i], low ? lowToHigh : highToLow, low ? highToLow : lowToHigh,
-                                                      peers[i], pid, "shm", direct, lap));
+                                                      peers[i], pid, "shm", direct, laps));
     }
     CHORUS_INFO(kTransport,
                 "shm: connected to %zu peers (%d with single-copy reads of any buffer, by cross-memory attach), "
-                "%zu-byte FIFOs wrapping early from %zu bytes (%zu after pieces of %zu)",
-                peers.size(), cmaPairs, fifoBytes, static_cast<size_t>(lap.bytes), static_cast<size_t>(lap.bulkBytes),
-                lap.bulkPiece);
+                "%zu-byte FIFOs wrapping early from %zu bytes (%zu after pieces of %zu)%s",
+                peers.size(), cmaPairs, fifoBytes, static_cast<size_t>(laps.initial().bytes),
+                static_cast<size_t>(laps.initial().bulkBytes), laps.initial().bulkPiece,
+                laps.sharedBudget > 0 ? ", longer where calls write to fewer peers" : "");
     return Status::ok();
   }
 };
