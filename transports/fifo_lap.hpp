@@ -8,15 +8,16 @@
 //  - The cache the FIFOs share. 4 ranks on 2 cores have 12 FIFOs of 4 MiB, more than the 32 MiB L3: laps of 512 KiB
 //    took AlltoAll of 256 KiB-8 MiB to 0.62-0.78x the time of full laps, ReduceScatter of 128 KiB-2 MiB 0.56-0.81x.
 //    There the ranks take turns on the cores, so a FIFO's reader often runs on its writer's core. An 8-rank
-//    AlltoAll writes 56 FIFOs, 28 MiB in laps of 512 KiB: laps of 128 KiB (7 MiB) took AlltoAll of 32 KiB-1 MiB to
-//    0.54-0.86x its time and AllReduce 0.73-0.90x. A ring writes 8, and the same laps took 8-rank AllGather of 256
-//    KiB-1 MiB to 1.13-1.38x; at 4 ranks laps of 128-256 KiB took AlltoAll to 1.1-1.3x.
+//    AlltoAll writes 56 FIFOs, 28 MiB in laps of 512 KiB; in laps sized for the peers it writes (144 KiB, 8 MiB in
+//    all) it took 0.74-0.85x its time at 64 KiB-1 MiB, AllReduce and ReduceScatter of 64-128 KiB 0.85-0.91x, the
+//    rest 0.90-1.12x (16 rotated launches). At 4 ranks laps of 128-256 KiB took AlltoAll to 1.1-1.3x: 12 FIFOs of
+//    512 KiB fit.
 // So: where ranks outnumber cores, the FIFOs the machine's ranks write in a call share a quarter of the last-level
 // cache, in laps of 64-512 KiB; the engine tells each connection how many peers its rank's calls write to
 // (Connection::writesToPeers). Where each rank has a core, laps of twice the private cache, but
 // 512 KiB ones after a bulk piece (256 KiB, the engine's largest): calls that large took 1.14-1.17x their time
 // (2-rank AllReduce of 512 KiB-2 MiB) with long laps. Measured: perf/RESULTS.md, "FIFO laps past the reader's
-// private cache".
+// private cache" and "FIFO laps for the peers a call writes, where ranks share cores".
 #pragma once
 
 #include <unistd.h>
