@@ -47,7 +47,7 @@ inline constexpr size_t kAssumedSharedCache = 32 << 20;
 
 /// The laps of one rank's FIFOs to the peers on its machine.
 struct FifoLaps {
-  FifoLap fixed = kSharedCoreLap;  // where each rank has a core
+  FifoLap fixed = kSharedCoreLap;  // where each rank has a core, and where no budget is given
   /// Where ranks share cores: this rank's part of the cache for the FIFOs it writes in a call; 0: the fixed lap.
   size_t sharedBudget = 0;
   int peersOnMachine = 1;
