@@ -43,7 +43,7 @@ inline constexpr size_t kShortestLap = 64 << 10;
 inline constexpr size_t kFifoShareOfCache = 4;  // a quarter
 /// The caches assumed where the machine reports none.
 inline constexpr size_t kAssumedPrivateCache = 1 << 20;
-inline constexpr size_t kAssumedSharedCache = 32 << 20;
+inline constexpr size_t kAssumedSharedCache = kAssumedLastLevelCacheBytes;
 
 /// The laps of one rank's FIFOs to the peers on its machine.
 struct FifoLaps {

@@ -40,6 +40,9 @@ inline size_t sysconfLastLevelCacheBytes() {
   return reported > 0 ? static_cast<size_t>(reported) : 0;
 }
 
+/// The last-level cache assumed where the machine reports none.
+inline constexpr size_t kAssumedLastLevelCacheBytes = size_t{32} << 20;
+
 /// The last-level cache a core sees: sysfs's, else sysconf's. 0 when neither reports one.
 inline size_t lastLevelCacheBytes() {
   const size_t sysfs = sysfsLastLevelCacheBytes();

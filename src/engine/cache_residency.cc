@@ -26,7 +26,7 @@ bool CacheResidency::touch(const void* dst, size_t footprintBytes) {
 
 size_t lastLevelCacheShare(int ranksSharingIt) {
   size_t bytes = lastLevelCacheBytes();
-  if (bytes == 0) bytes = size_t{32} << 20;
+  if (bytes == 0) bytes = kAssumedLastLevelCacheBytes;
   return bytes / static_cast<size_t>(std::max(1, ranksSharingIt));
 }
 

@@ -190,11 +190,12 @@ class ShmTransport final : public Transport {
       out->push_back(std::make_unique<FifoConnection>(maps[i], low ? lowToHigh : highToLow, low ? highToLow : lowToHigh,
                                                       peers[i], pid, "shm", direct, laps));
     }
+    const FifoLap first = laps.initial();
     CHORUS_INFO(kTransport,
                 "shm: connected to %zu peers (%d with single-copy reads of any buffer, by cross-memory attach), "
                 "%zu-byte FIFOs wrapping early from %zu bytes (%zu after pieces of %zu)%s",
-                peers.size(), cmaPairs, fifoBytes, static_cast<size_t>(laps.initial().bytes),
-                static_cast<size_t>(laps.initial().bulkBytes), laps.initial().bulkPiece,
+                peers.size(), cmaPairs, fifoBytes, static_cast<size_t>(first.bytes),
+                static_cast<size_t>(first.bulkBytes), first.bulkPiece,
                 laps.sharedBudget > 0 ? ", longer where calls write to fewer peers" : "");
     return Status::ok();
   }
