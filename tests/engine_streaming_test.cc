@@ -219,12 +219,16 @@ TEST(EngineStreaming, EachPeerIsJudgedByItsOwnPieces) {
   EXPECT_EQ(outFar, in);
 }
 
-// A connection that remembers what the engine told it about the call's peers, passing the rest through.
-class PeersTold final : public transport::Connection {
+// A connection that remembers what the engine told it about the call's peers and the sizes of the pieces it
+// published, passing the rest through.
+class Recording final : public transport::Connection {
  public:
-  explicit PeersTold(transport::Connection* inner) : inner_(inner) {}
+  explicit Recording(transport::Connection* inner) : inner_(inner) {}
   std::span<std::byte> sendSpace() override { return inner_->sendSpace(); }
-  void commitSend(size_t bytes) override { inner_->commitSend(bytes); }
+  void commitSend(size_t bytes) override {
+    published.push_back(bytes);
+    inner_->commitSend(bytes);
+  }
   std::span<const std::byte> recvData() override { return inner_->recvData(); }
   void consumeRecv(size_t bytes) override { inner_->consumeRecv(bytes); }
   Status progress(bool* moved) override { return inner_->progress(moved); }
@@ -236,6 +240,7 @@ class PeersTold final : public transport::Connection {
   const char* transportName() const override { return inner_->transportName(); }
   void writesToPeers(int peers) override { told = peers; }
   int told = 0;
+  std::vector<size_t> published;
 
  private:
   transport::Connection* inner_;
@@ -245,8 +250,8 @@ class PeersTold final : public transport::Connection {
 // transports/fifo_lap.hpp); a connection the call only reads from, or does not use, is not told.
 TEST(EngineStreaming, ConnectionsLearnHowManyPeersACallWritesTo) {
   testing::FifoPair one, two, three;
-  PeersTold to1(one.toOne.get()), to2(two.toOne.get()), to3(three.toOne.get());
-  PeersTold* to[] = {nullptr, &to1, &to2, &to3};
+  Recording to1(one.toOne.get()), to2(two.toOne.get()), to3(three.toOne.get());
+  Recording* to[] = {nullptr, &to1, &to2, &to3};
   Execution rank0(
       0, [&](int peer) -> transport::Connection* { return to[peer]; }, nullptr);
   std::vector<uint8_t> in(1024), out(1024);
@@ -269,6 +274,45 @@ TEST(EngineStreaming, ConnectionsLearnHowManyPeersACallWritesTo) {
   rank0.sign({});
   EXPECT_EQ(to1.told, 1);
   EXPECT_EQ(to2.told, 2) << "not written in this call: left as it was";
+}
+
+// A step of up to 256 KiB is published in pieces of 64 KiB where ranks have cores of their own, so that the reader
+// copies one out while the next goes in; where ranks share cores, and for larger steps, in pieces of 256 KiB. The
+// bytes arrive exact either way.
+TEST(EngineStreaming, MidSizeStepsGoInSmallerPiecesWhereRanksHaveCores) {
+  struct Case {
+    size_t bytes;
+    bool ranksShareCores;
+    std::vector<size_t> pieces;
+  };
+  constexpr size_t k64 = 64 << 10, k256 = 256 << 10;
+  const Case cases[] = {
+      {k256, false, {k64, k64, k64, k64}},  // a core per rank
+      {k256, true, {k256}},                 // ranks sharing cores
+      {100 << 10, false, {k64, 36 << 10}},  // the rest of a step in the last piece
+      {2 * k256, false, {k256, k256}},      // larger steps: bulk pieces either way
+      {2 * k256, true, {k256, k256}},
+  };
+  for (const Case& c : cases) {
+    testing::FifoPair pair(transport::FifoConnection::Direct::kNone, 1 << 20);
+    Recording toOne(pair.toOne.get());
+    Execution sender(
+        0, [&](int) -> transport::Connection* { return &toOne; }, nullptr);
+    sender.setPieces({c.ranksShareCores});
+    auto receiver = pair.execution(1);
+    std::vector<uint8_t> in(c.bytes), out(c.bytes, 0);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 3);
+    sender.reset("test", 1);
+    sender.append(sendAll(c.bytes), from(in.data()));
+    receiver->reset("test", 1);
+    receiver->append(receiveAll(c.bytes), into(out.data(), kStreamingThreshold));
+    runToEnd(sender, *receiver);
+    std::vector<size_t> data;  // the call header and the pieces: the data's are the ones of 16 KiB and more
+    for (size_t bytes : toOne.published)
+      if (bytes >= (16 << 10)) data.push_back(bytes);
+    EXPECT_EQ(data, c.pieces) << c.bytes << " bytes, ranks sharing cores: " << c.ranksShareCores;
+    EXPECT_EQ(out, in);
+  }
 }
 
 }  // namespace

@@ -403,6 +403,7 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
         rank_, [this](int peer) { return connection(peer); }, &aborted_);
     execution_->setOnWait([this] { publishStarted(); });
     execution_->setTimeoutSeconds(config_.timeoutSeconds);
+    execution_->setPieces({machineOversubscribed_});
   }
   bound_.clear();
   CHORUS_TRY(checkSelfExchanges(ops, rank_));

@@ -34,10 +34,6 @@ const std::byte* resolve(const Binding& b, const algo::Slice& s) {
   return nullptr;
 }
 
-// Bytes copied into a stream before they are published: small enough that the receiver copies one piece out while
-// the sender copies the next in, large enough that the flag traffic stays negligible.
-constexpr size_t kPiece = 256 << 10;
-
 bool isSend(StepKind k) { return k == StepKind::kSend || k == StepKind::kSendSize; }
 bool isRecv(StepKind k) { return k == StepKind::kRecv || k == StepKind::kRecvReduce || k == StepKind::kRecvSize; }
 
@@ -347,7 +343,7 @@ Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
     if (w.wire >= allowed) break;
     auto space = c->sendSpace();
     if (space.empty()) break;
-    const size_t n = std::min({space.size(), allowed - w.wire, kPiece});
+    const size_t n = std::min({space.size(), allowed - w.wire, pieces_.forStep(w.bytes)});
     if (w.wire < w.bytes) {
       const size_t data = std::min(n, w.bytes - w.wire);
       storePiece(q, space.data(), w.src + w.wire, data);

@@ -18,6 +18,7 @@
 #include "engine/call_header.hpp"
 #include "engine/far_reader_stores.hpp"
 #include "engine/header_ring.hpp"
+#include "engine/pieces.hpp"
 #include "kernels/reduce.hpp"
 #include "transports/transport.hpp"
 
@@ -99,6 +100,8 @@ class Execution {
   /// Polls before a waiting rank starts yielding its core (small when ranks outnumber cores).
   void setSpinIterations(int64_t spins) { spinIterations_ = spins; }
   int64_t spinIterations() const { return spinIterations_; }
+  /// How large steps are cut for the stream (by whether ranks share this machine's cores).
+  void setPieces(Pieces pieces) { pieces_ = pieces; }
   /// Seconds a wait without progress lasts before the call fails (0: CHORUS_TIMEOUT).
   void setTimeoutSeconds(double seconds) { timeoutSeconds_ = seconds; }
   double timeoutSeconds() const { return timeoutSeconds_; }
@@ -280,6 +283,7 @@ class Execution {
   bool traceSteps_ = false;  // CHORUS_DEBUG=TRACE with ENGINE: one line per finished step
   bool drained_ = true;
   int64_t spinIterations_ = 0;
+  Pieces pieces_;
   std::function<void()> onWait_;  // setOnWait
   bool farStoresOn_ = true;       // CHORUS_FAR_STREAMING
   size_t largeLocal_ = 64 << 10;

@@ -13,11 +13,12 @@ namespace chorus::testing {
 struct FifoPair {
   static constexpr size_t kFifoBytes = 64 << 10;
 
-  explicit FifoPair(transport::FifoConnection::Direct direct = transport::FifoConnection::Direct::kSameProcess) {
-    const size_t one = transport::Fifo::bytesFor(kFifoBytes);
+  explicit FifoPair(transport::FifoConnection::Direct direct = transport::FifoConnection::Direct::kSameProcess,
+                    size_t fifoBytes = kFifoBytes) {
+    const size_t one = transport::Fifo::bytesFor(fifoBytes);
     std::shared_ptr<void> memory(aligned_alloc(64, 2 * one), free);
     auto* base = static_cast<std::byte*>(memory.get());
-    transport::Fifo ab(base, kFifoBytes, true), ba(base + one, kFifoBytes, true);
+    transport::Fifo ab(base, fifoBytes, true), ba(base + one, fifoBytes, true);
     toOne = std::make_unique<transport::FifoConnection>(memory, ab, ba, 1, 0, "pair", direct);
     toZero = std::make_unique<transport::FifoConnection>(memory, ba, ab, 0, 0, "pair", direct);
   }
