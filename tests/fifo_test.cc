@@ -195,17 +195,21 @@ TEST(FifoLap, LongerThanThePrivateCacheUnlessRanksShareCores) {
   EXPECT_EQ(fifoLaps(2, 2, 128 << 10, kL3).initial().bytes, kShortLap) << "never shorter than the short lap";
 }
 
-// Where ranks share cores, the FIFOs their calls write share a quarter of the last-level cache, in laps of
-// 64-512 KiB: an AlltoAll's peers get short laps, a ring's one peer the longest.
+// Where ranks share cores, the FIFOs their calls write share a quarter of the last-level cache, from 4 ranks one
+// part in as many as there are ranks, in laps of 64-512 KiB: an AlltoAll's peers get short laps, a ring's one peer
+// the longest.
 TEST(FifoLap, RanksSharingCoresShareTheLastLevelCache) {
   constexpr size_t kL3 = 32 << 20;
   const FifoLaps eight = fifoLaps(8, 2, 1 << 20, kL3);
-  EXPECT_EQ(eight.initial().bytes, size_t{144} << 10) << "56 FIFOs in 8 MiB, in whole pages";
+  EXPECT_EQ(eight.initial().bytes, size_t{72} << 10) << "56 FIFOs in an eighth of the cache, in whole pages";
   EXPECT_EQ(eight.forPeers(7).bytes, eight.initial().bytes);
   EXPECT_EQ(eight.initial().bulkBytes, eight.initial().bytes);
-  EXPECT_LE(56 * eight.initial().bytes, kL3 / 4);
-  EXPECT_EQ(eight.forPeers(3).bytes, size_t{340} << 10) << "recursive doubling's 24 FIFOs";
+  EXPECT_LE(56 * eight.initial().bytes, kL3 / 8);
+  EXPECT_EQ(eight.forPeers(3).bytes, size_t{168} << 10) << "recursive doubling's 24 FIFOs";
   EXPECT_EQ(eight.forPeers(1).bytes, kShortLap) << "a ring's 8 FIFOs";
+  EXPECT_EQ(fifoLaps(4, 2, 1 << 20, kL3).initial().bytes, kShortLap)
+      << "4 ranks: 12 FIFOs in a quarter, at most 512 KiB";
+  EXPECT_EQ(fifoLaps(3, 2, 1 << 20, kL3).initial().bytes, kShortLap);
   EXPECT_EQ(fifoLaps(16, 2, 1 << 20, kL3).initial().bytes, kShortestLap) << "240 FIFOs: the shortest lap";
   EXPECT_EQ(fifoLaps(8, 2, 1 << 20, 256 << 20).initial().bytes, kShortLap) << "a larger cache holds them at 512 KiB";
 }

@@ -10,14 +10,17 @@
 //    There the ranks take turns on the cores, so a FIFO's reader often runs on its writer's core. An 8-rank
 //    AlltoAll writes 56 FIFOs, 28 MiB in laps of 512 KiB; in laps sized for the peers it writes (144 KiB, 8 MiB in
 //    all) it took 0.74-0.85x its time at 64 KiB-1 MiB, AllReduce and ReduceScatter of 64-128 KiB 0.85-0.91x, the
-//    rest 0.90-1.12x (16 rotated launches). At 4 ranks laps of 128-256 KiB took AlltoAll to 1.1-1.3x: 12 FIFOs of
-//    512 KiB fit.
+//    rest 0.90-1.12x (16 rotated launches); in laps of half that (72 KiB, 4 MiB in all; one build switched at run
+//    time, 12-16 launches, three runs) AlltoAll of 512 KiB-1 MiB took 0.75-0.82x the time of 144 KiB laps, AllReduce
+//    and ReduceScatter of 256 KiB-1 MiB 0.74-0.94x. At 4 ranks laps of 128-256 KiB took AlltoAll to 1.1-1.3x the
+//    time of 512 KiB ones, and 340 KiB laps (4 MiB in all) 1.04-1.13x at 128 KiB-1 MiB: 12 FIFOs of 512 KiB fit.
+//    The callers' buffers beside the FIFOs grow with the ranks.
 // So: where ranks outnumber cores, the FIFOs the machine's ranks write in a call share a quarter of the last-level
-// cache, in laps of 64-512 KiB; the engine tells each connection how many peers its rank's calls write to
-// (Connection::writesToPeers). Where each rank has a core, laps of twice the private cache, but
-// 512 KiB ones after a bulk piece (256 KiB, the engine's largest): calls that large took 1.14-1.17x their time
-// (2-rank AllReduce of 512 KiB-2 MiB) with long laps. Measured: perf/RESULTS.md, "FIFO laps past the reader's
-// private cache" and "FIFO laps for the peers a call writes, where ranks share cores".
+// cache, and from 4 ranks one part in as many as there are ranks, in laps of 64-512 KiB; the engine tells each
+// connection how many peers its rank's calls write to (Connection::writesToPeers). Where each rank has a core, laps of
+// twice the private cache, but 512 KiB ones after a bulk piece (256 KiB, the engine's largest): calls that large
+// took 1.14-1.17x their time (2-rank AllReduce of 512 KiB-2 MiB) with long laps. Measured: perf/RESULTS.md, "FIFO laps
+// past the reader's private cache" and "FIFO laps for the peers a call writes, where ranks share cores".
 #pragma once
 
 #include <unistd.h>
@@ -38,9 +41,9 @@ inline constexpr size_t kBulkPiece = 256 << 10;
 inline constexpr FifoLap kSharedCoreLap{kShortLap, kShortLap, kBulkPiece};
 /// The shortest lap where ranks share cores: a lap is checked for every 64 KiB produced (Fifo::wrapEarly).
 inline constexpr size_t kShortestLap = 64 << 10;
-/// Where ranks share cores, the FIFOs of a machine's ranks together fill at most this part of the last-level cache
-/// (the rest holds the callers' buffers).
-inline constexpr size_t kFifoShareOfCache = 4;  // a quarter
+/// Where ranks share cores, the FIFOs of a machine's ranks together fill at most this part of the last-level cache,
+/// or one part in as many as there are ranks where that is less (the rest holds the callers' buffers).
+inline constexpr int kFifoShareOfCache = 4;  // a quarter
 /// The caches assumed where the machine reports none.
 inline constexpr size_t kAssumedPrivateCache = 1 << 20;
 inline constexpr size_t kAssumedSharedCache = kAssumedLastLevelCacheBytes;
@@ -67,8 +70,10 @@ struct FifoLaps {
 /// `privateCacheBytes`, sharing a last-level cache of `sharedCacheBytes`.
 inline FifoLaps fifoLaps(int ranksOnMachine, int cores, size_t privateCacheBytes, size_t sharedCacheBytes) {
   const int peers = std::max(1, ranksOnMachine - 1);
-  if (ranksOnMachine > cores)
-    return {kSharedCoreLap, sharedCacheBytes / kFifoShareOfCache / static_cast<size_t>(ranksOnMachine), peers};
+  if (ranksOnMachine > cores) {
+    const size_t fifosShare = sharedCacheBytes / static_cast<size_t>(std::max(kFifoShareOfCache, ranksOnMachine));
+    return {kSharedCoreLap, fifosShare / static_cast<size_t>(ranksOnMachine), peers};
+  }
   return {{std::max(kShortLap, 2 * privateCacheBytes), kShortLap, kBulkPiece}, 0, peers};
 }
 
