@@ -105,7 +105,7 @@ TEST(EngineStreaming, ARepeatedCallTakesItsNewThresholdAndAResetForgetsIt) {
 using Clock = FarReaderStores::Clock;
 using std::chrono::microseconds;
 
-constexpr size_t kPiece = 256 << 10;
+constexpr size_t kPiece = Pieces::kBulk;
 // 256 KiB in 64 µs is 4 GB/s (far apart measured 4-7); in 8 µs 32 GB/s (close: 30-36).
 constexpr auto kFar = microseconds(64), kClose = microseconds(8);
 

@@ -37,7 +37,7 @@ namespace chorus::transport {
 
 /// Laps after bulk pieces, and the longest where ranks share cores.
 inline constexpr size_t kShortLap = 512 << 10;
-inline constexpr size_t kBulkPiece = 256 << 10;
+inline constexpr size_t kBulkPiece = kLargestPiece;
 inline constexpr FifoLap kSharedCoreLap{kShortLap, kShortLap, kBulkPiece};
 /// The shortest lap where ranks share cores: a lap is checked for every 64 KiB produced (Fifo::wrapEarly).
 inline constexpr size_t kShortestLap = 64 << 10;

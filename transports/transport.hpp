@@ -28,6 +28,10 @@ class Bootstrap;
 
 namespace chorus::transport {
 
+/// The most a sender commits to a stream at once (the engine's pieces, engine/pieces.hpp); a transport may size
+/// its buffers' reuse by it (transports/fifo_lap.hpp).
+inline constexpr size_t kLargestPiece = 256 << 10;
+
 /// Optional capability: small messages (1..limit() bytes, whole) on a channel beside the stream, where each cache
 /// line carries its own arrival flag. Both sides route a step here by the same rule (its size and this
 /// capability), so each channel stays in order.

@@ -17,10 +17,12 @@
 
 #include <cstddef>
 
+#include "transports/transport.hpp"
+
 namespace chorus::engine {
 
 struct Pieces {
-  static constexpr size_t kBulk = 256 << 10;
+  static constexpr size_t kBulk = transport::kLargestPiece;
   static constexpr size_t kMidStep = 64 << 10;
 
   bool ranksShareCores = false;  // this machine runs more ranks of the communicator than it has cores
