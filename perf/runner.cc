@@ -295,21 +295,31 @@ class Runner {
 
   static size_t pageRound(size_t bytes) { return (bytes + 4095) & ~size_t{4095}; }
 
-  // The places of host pointers `p` of `r` in the pool's pair number `call` (modulo the pairs that fit): a send
-  // half, then a recv half, each the bytes a call of counts `c` touches.
-  Pointers inPool(const RankBuffers& r, Pointers p, const Counts& c, size_t e, size_t call) const {
-    const size_t half = pageRound(usedBytes(c, e));
-    char* pair = r.pool + (call % (poolBytes_ / (2 * half))) * 2 * half;
-    return moved(r, p, pair, pair + half);
+  // The offset in the pool of the next pair for a call of counts `c`: a send half, then a recv half, each the bytes
+  // the call touches. Pairs follow one another through the whole pool, across calls, halves and sizes, and start
+  // over at its front only when the next would pass its end: every timed call gets lines no call touched for a
+  // pool's length, twice the last-level cache. (Starting over at the front for every half and size, 2,000 calls of
+  // up to 4 KiB would span 16 MiB, which the half before has just left in a 32 MiB cache.)
+  size_t nextPoolPair(const Counts& c, size_t e) {
+    const size_t pairBytes = 2 * pageRound(usedBytes(c, e));
+    if (poolCursor_ + pairBytes > poolBytes_) poolCursor_ = 0;
+    const size_t offset = poolCursor_;
+    poolCursor_ += pairBytes;
+    return offset;
   }
 
-  // `call` >= 0 in timed loops: with --cold_buffers, the call runs on the pool's pair of that number.
-  void launchAll(int typeIndex, int op, int root, const Counts& c, bool inPlace, long call = -1) {
+  // `fromPool` in timed loops: with --cold_buffers, the call runs on the pool's next pair.
+  void launchAll(int typeIndex, int op, int root, const Counts& c, bool inPlace, bool fromPool = false) {
     const ncclDataType_t type = kTypes[typeIndex];
     ptrs_.clear();  // a member: no allocation inside the timed loop
+    const bool pooled = fromPool && poolBytes_ > 0;
+    const size_t pair = pooled ? nextPoolPair(c, typeSize(type)) : 0;
     for (const auto& r : ranks_) {
       Pointers p = pointers(r, inPlace, c, typeSize(type));
-      if (call >= 0 && r.pool) p = inPool(r, p, c, typeSize(type), static_cast<size_t>(call));
+      if (pooled && r.pool) {
+        char* send = r.pool + pair;
+        p = moved(r, p, send, send + pageRound(usedBytes(c, typeSize(type))));
+      }
       ptrs_.push_back(onDevice(r, p));
     }
     backend_.launch(coll_, ptrs_, c.paramCount, type, op, root < 0 ? 0 : root);
@@ -378,8 +388,7 @@ class Runner {
     const auto start = std::chrono::steady_clock::now();
     for (int it = 0; it < opt_.iters; ++it) {
       if (opt_.aggIters > 1) backend_.aggregateStart();
-      for (int a = 0; a < opt_.aggIters; ++a)
-        launchAll(typeIndex, op, root, c, inPlace, static_cast<long>(it) * opt_.aggIters + a);
+      for (int a = 0; a < opt_.aggIters; ++a) launchAll(typeIndex, op, root, c, inPlace, true);
       if (opt_.aggIters > 1) backend_.aggregateEnd();
       if (opt_.blocking == 1 || perIter) backend_.synchronize();
       if (opt_.blocking == 1) barrier();
@@ -430,20 +439,21 @@ class Runner {
     return text;
   }
 
-  // With --cold_buffers, one call of the largest size on each pool pair the timing will use, out of place and in
-  // place, so that every part of the pool a timed call touches went through a call before: what a call does once for
-  // memory it has not seen (a peer mapping the pages of ncclMemAlloc's buffers, which took 2 ms a call at the first
-  // size of a 2-rank sweep) stays out of the timing, as the warm-up keeps it out for the hot buffers. Timed call k
-  // of any size lies inside pair k of the largest. The caches are cold again after it: the pool is twice their size.
+  // With --cold_buffers, calls of the largest size on every pair of the pool, out of place and in place, so that
+  // every part of the pool a timed call touches went through a call before: what a call does once for memory it has
+  // not seen (a peer mapping the pages of ncclMemAlloc's buffers, which took 2 ms a call at the first size of a
+  // 2-rank sweep) stays out of the timing, as the warm-up keeps it out for the hot buffers. The timed calls then
+  // start at the pool's front, the part these calls touched longest ago.
   void warmPool(int typeIndex, int op, int root) {
     if (!opt_.coldBuffers || ranks_.empty() || !ranks_.front().pool) return;
     const Counts c = coll_.counts(opt_.maxBytes, nranks_, typeSize(kTypes[typeIndex]));
-    const size_t timed = static_cast<size_t>(opt_.iters) * static_cast<size_t>(opt_.aggIters);
-    const size_t pairs = std::min(timed, poolBytes_ / (2 * pageRound(usedBytes(c, typeSize(kTypes[typeIndex])))));
+    const size_t pairs = poolBytes_ / (2 * pageRound(usedBytes(c, typeSize(kTypes[typeIndex]))));
     for (bool inPlace : {false, true}) {
-      for (size_t call = 0; call < pairs; ++call) launchAll(typeIndex, op, root, c, inPlace, static_cast<long>(call));
+      poolCursor_ = 0;
+      for (size_t call = 0; call < pairs; ++call) launchAll(typeIndex, op, root, c, inPlace, true);
       backend_.synchronize();
     }
+    poolCursor_ = 0;
   }
 
   void sweep(int typeIndex, int op, int root) {
@@ -521,7 +531,8 @@ class Runner {
   // The type whose ones fill the buffers (fillBackground): the allocation's, then the last sweep's.
   static constexpr ncclDataType_t kAllocatedBackground = ncclFloat32;
   ncclDataType_t backgroundType_ = kAllocatedBackground;
-  size_t poolBytes_ = 0;  // of each rank's --cold_buffers pool (0: none)
+  size_t poolBytes_ = 0;   // of each rank's --cold_buffers pool (0: none)
+  size_t poolCursor_ = 0;  // where the next timed call's pair starts in it (nextPoolPair)
   std::vector<Pointers> ptrs_;
   uint64_t seed_ = 1000;
   double bwSum_ = 0;
