@@ -295,13 +295,13 @@ class Runner {
 
   static size_t pageRound(size_t bytes) { return (bytes + 4095) & ~size_t{4095}; }
 
-  // The offset in the pool of the next pair for a call of counts `c`: a send half, then a recv half, each the bytes
-  // the call touches. Pairs follow one another through the whole pool, across calls, halves and sizes, and start
-  // over at its front only when the next would pass its end: every timed call gets lines no call touched for a
-  // pool's length, twice the last-level cache. (Starting over at the front for every half and size, 2,000 calls of
-  // up to 4 KiB would span 16 MiB, which the half before has just left in a 32 MiB cache.)
-  size_t nextPoolPair(const Counts& c, size_t e) {
-    const size_t pairBytes = 2 * pageRound(usedBytes(c, e));
+  // The offset in the pool of the next pair for a call: a send half, then a recv half, each `halfBytes` (the bytes
+  // the call touches, page-rounded). Pairs follow one another through the whole pool, across calls, halves and sizes,
+  // and start over at its front only when the next would pass its end: every timed call gets lines no call touched for
+  // a pool's length, twice the last-level cache. (Starting over at the front for every half and size, 2,000 calls of up
+  // to 4 KiB would span 16 MiB, which the half before has just left in a 32 MiB cache.)
+  size_t nextPoolPair(size_t halfBytes) {
+    const size_t pairBytes = 2 * halfBytes;
     if (poolCursor_ + pairBytes > poolBytes_) poolCursor_ = 0;
     const size_t offset = poolCursor_;
     poolCursor_ += pairBytes;
@@ -313,13 +313,11 @@ class Runner {
     const ncclDataType_t type = kTypes[typeIndex];
     ptrs_.clear();  // a member: no allocation inside the timed loop
     const bool pooled = fromPool && poolBytes_ > 0;
-    const size_t pair = pooled ? nextPoolPair(c, typeSize(type)) : 0;
+    const size_t half = pooled ? pageRound(usedBytes(c, typeSize(type))) : 0;
+    const size_t pair = pooled ? nextPoolPair(half) : 0;
     for (const auto& r : ranks_) {
       Pointers p = pointers(r, inPlace, c, typeSize(type));
-      if (pooled && r.pool) {
-        char* send = r.pool + pair;
-        p = moved(r, p, send, send + pageRound(usedBytes(c, typeSize(type))));
-      }
+      if (pooled && r.pool) p = moved(r, p, r.pool + pair, r.pool + pair + half);
       ptrs_.push_back(onDevice(r, p));
     }
     backend_.launch(coll_, ptrs_, c.paramCount, type, op, root < 0 ? 0 : root);
