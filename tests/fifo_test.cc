@@ -214,6 +214,18 @@ TEST(FifoLap, RanksSharingCoresShareTheLastLevelCache) {
   EXPECT_EQ(fifoLaps(8, 2, 1 << 20, 256 << 20).initial().bytes, kShortLap) << "a larger cache holds them at 512 KiB";
 }
 
+// CHORUS_SHM_BUFFER=auto (0): FIFOs of 4 MiB where each rank has a core, of two of the longest laps where ranks share
+// cores; a size set wins.
+TEST(FifoLap, FifosOfTwoLapsWhereRanksShareCoresUnlessSet) {
+  constexpr size_t kL3 = 32 << 20;
+  EXPECT_EQ(fifoLaps(2, 2, 1 << 20, kL3).fifoBytes(0), 4 << 20);
+  EXPECT_EQ(fifoLaps(8, 64, 2 << 20, kL3).fifoBytes(0), 4 << 20);
+  EXPECT_EQ(fifoLaps(4, 2, 1 << 20, kL3).fifoBytes(0), 1 << 20);
+  EXPECT_EQ(fifoLaps(8, 2, 1 << 20, kL3).fifoBytes(0), 2 * static_cast<int64_t>(kShortLap));
+  EXPECT_EQ(fifoLaps(4, 2, 1 << 20, kL3).fifoBytes(4 << 20), 4 << 20) << "the setting's size";
+  EXPECT_EQ(fifoLaps(2, 2, 1 << 20, kL3).fifoBytes(256 << 10), 256 << 10);
+}
+
 // From a transport's context: the ranks on this rank's machine against its online cores.
 TEST(FifoLap, CountsTheRanksOnThisMachine) {
   const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));

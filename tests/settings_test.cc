@@ -60,7 +60,7 @@ TEST_F(Settings, UnsetSettingsTakeTheirDocumentedDefaults) {
   ASSERT_EQ(settingsError(), "");
   const chorus::Settings& s = settings();
   EXPECT_EQ(s.timeoutSeconds, 300);
-  EXPECT_EQ(s.shmBufferBytes, 4 << 20);
+  EXPECT_EQ(s.shmBufferBytes, 0);  // auto
   EXPECT_EQ(s.tcpSockets, 2);
   EXPECT_EQ(s.tcpCongestion, "auto");
   EXPECT_EQ(s.debugSubsys, "ALL");

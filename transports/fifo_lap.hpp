@@ -44,6 +44,15 @@ inline constexpr size_t kShortestLap = 64 << 10;
 /// Where ranks share cores, the FIFOs of a machine's ranks together fill at most this part of the last-level cache,
 /// or one part in as many as there are ranks where that is less (the rest holds the callers' buffers).
 inline constexpr int kFifoShareOfCache = 4;  // a quarter
+/// A FIFO's bytes per direction where the setting leaves them to chorus (CHORUS_SHM_BUFFER=auto): where ranks share
+/// cores, two of the longest laps. A producer whose reader waits for a core runs on past its lap into lines of the
+/// FIFO no call touched lately, as far as the FIFO lets it: 4 ranks on 2 cores wrote 12 FIFOs of 4 MiB, beside 16
+/// MiB of callers' buffers at 2 MiB a call, in a 32 MiB cache. FIFOs of 1 MiB took AllReduce of 1-4 MiB to 0.43-0.80x
+/// the time of 4 MiB ones, ReduceScatter of 1-8 MiB 0.59-0.78x, AlltoAll of 64 KiB-16 MiB 0.49-1.06x, at 8 ranks
+/// ReduceScatter and Broadcast of 8-16 MiB 0.74-0.79x; 4-rank Broadcast of 128-512 KiB lost (1.09-1.39x), where its
+/// root ran further ahead of its readers in a longer FIFO (perf/RESULTS.md, "FIFOs of 1 MiB where ranks share cores").
+inline constexpr size_t kFifoBytes = 4 << 20;
+inline constexpr size_t kSharedCoreFifoBytes = 2 * kShortLap;
 /// The caches assumed where the machine reports none.
 inline constexpr size_t kAssumedPrivateCache = 1 << 20;
 inline constexpr size_t kAssumedSharedCache = kAssumedLastLevelCacheBytes;
@@ -64,6 +73,11 @@ struct FifoLaps {
   }
   /// Before the first call: as if it wrote to every peer on the machine.
   FifoLap initial() const { return forPeers(peersOnMachine); }
+  /// A FIFO's bytes per direction where the setting is auto (0), else the setting's.
+  int64_t fifoBytes(int64_t configured) const {
+    if (configured > 0) return configured;
+    return static_cast<int64_t>(sharedBudget == 0 ? kFifoBytes : kSharedCoreFifoBytes);
+  }
 };
 
 /// The laps for FIFOs among `ranksOnMachine` ranks of a machine with `cores` cores, each with a private cache of

@@ -20,7 +20,7 @@ struct Settings {
   std::string commId;               // CHORUS_COMM_ID / NCCL_COMM_ID
   std::string commSecret;           // CHORUS_COMM_SECRET
   std::string hostId;               // CHORUS_HOST_ID / NCCL_HOSTID
-  int64_t shmBufferBytes = 0;       // CHORUS_SHM_BUFFER
+  int64_t shmBufferBytes = 0;       // CHORUS_SHM_BUFFER (0: auto)
   int64_t tcpBufferBytes = 0;       // CHORUS_TCP_BUFFER
   int64_t loopbackBufferBytes = 0;  // CHORUS_LOOPBACK_BUFFER
   int64_t tcpSockets = 0;           // CHORUS_TCP_SOCKETS

@@ -112,7 +112,8 @@ class ShmTransport final : public Transport {
  public:
   Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
                  std::vector<std::unique_ptr<Connection>>* out) override {
-    const size_t fifoBytes = fifoBytesFor(ctx.settings->shmBufferBytes, ctx.nranks);
+    const FifoLaps laps = fifoLaps(ctx);
+    const size_t fifoBytes = fifoBytesFor(laps.fifoBytes(ctx.settings->shmBufferBytes), ctx.nranks);
     const size_t one = Fifo::bytesFor(fifoBytes);
     const size_t bytes = 2 * one + sizeof(PairProbe);
 #ifdef PR_SET_PTRACER
@@ -172,7 +173,6 @@ class ShmTransport final : public Transport {
     }
     out->clear();
     int cmaPairs = 0;
-    const FifoLaps laps = fifoLaps(ctx);
     for (size_t i = 0; i < peers.size(); ++i) {
       std::byte* base = static_cast<std::byte*>(maps[i]->address);
       bool low = ctx.rank < peers[i];
