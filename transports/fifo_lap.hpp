@@ -45,12 +45,13 @@ inline constexpr size_t kShortestLap = 64 << 10;
 /// or one part in as many as there are ranks where that is less (the rest holds the callers' buffers).
 inline constexpr int kFifoShareOfCache = 4;  // a quarter
 /// A FIFO's bytes per direction where the setting leaves them to chorus (CHORUS_SHM_BUFFER=auto): 4 MiB where each
-/// rank has a core; where ranks share cores, two of the longest laps. A producer whose reader waits for a core runs on past its lap into lines of the
-/// FIFO no call touched lately, as far as the FIFO lets it: 4 ranks on 2 cores wrote 12 FIFOs of 4 MiB, beside 16
-/// MiB of callers' buffers at 2 MiB a call, in a 32 MiB cache. FIFOs of 1 MiB took AllReduce of 1-4 MiB to 0.43-0.89x
-/// the time of 4 MiB ones, ReduceScatter of 1-8 MiB 0.59-0.78x, AlltoAll of 64 KiB-16 MiB 0.49-1.06x, at 8 ranks
-/// ReduceScatter and Broadcast of 8-16 MiB 0.74-0.79x. Broadcast of 128 KiB-1 MiB lost at 3 and 4 ranks (1.09-1.47x),
-/// where it takes a fraction of the peers' time (perf/RESULTS.md, "FIFOs of 1 MiB where ranks share cores").
+/// rank has a core; where ranks share cores, two of the longest laps. A producer whose reader waits for a core runs on
+/// past its lap into lines of the FIFO no call touched lately, as far as the FIFO lets it: 4 ranks on 2 cores wrote 12
+/// FIFOs of 4 MiB, beside 16 MiB of callers' buffers at 2 MiB a call, in a 32 MiB cache. FIFOs of 1 MiB took AllReduce
+/// of 1-4 MiB to 0.43-0.89x the time of 4 MiB ones, ReduceScatter of 1-8 MiB 0.59-0.78x, AlltoAll of 64 KiB-16 MiB
+/// 0.49-1.06x, at 8 ranks ReduceScatter and Broadcast of 8-16 MiB 0.74-0.79x. Broadcast of 128 KiB-1 MiB lost at 3 and
+/// 4 ranks (1.09-1.47x), where it takes a fraction of the peers' time (perf/RESULTS.md, "FIFOs of 1 MiB where ranks
+/// share cores").
 inline constexpr size_t kFifoBytes = 4 << 20;
 inline constexpr size_t kSharedCoreFifoBytes = 2 * kShortLap;
 /// The caches assumed where the machine reports none.
