@@ -226,28 +226,30 @@ TEST(FifoLap, FifosOfTwoLapsWhereRanksShareCoresUnlessSet) {
   EXPECT_EQ(fifoLaps(2, 2, 1 << 20, kL3).fifoBytes(256 << 10), 256 << 10);
 }
 
-// From a transport's context: the ranks on this rank's machine against its online cores.
+// From a transport's context: the ranks on this rank's machine against the cores they may run on (machineLoad).
 TEST(FifoLap, CountsTheRanksOnThisMachine) {
-  const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   const size_t privateCache = sysconfPrivateCacheBytes() > 0 ? sysconfPrivateCacheBytes() : kAssumedPrivateCache;
   const size_t sharedCache = lastLevelCacheBytes() > 0 ? lastLevelCacheBytes() : kAssumedSharedCache;
-  std::vector<PeerInfo> peers(static_cast<size_t>(cores) + 2);
+  std::vector<PeerInfo> peers(4);
   for (size_t r = 0; r < peers.size(); ++r) {
     peers[r].rank = static_cast<int>(r);
     peers[r].machineId = r == 1 ? "here" : "elsewhere";
+    peers[r].cpus = {0, 1};
   }
   ConnectContext ctx;
   ctx.rank = 1;
   ctx.nranks = static_cast<int>(peers.size());
   ctx.peers = &peers;
-  EXPECT_EQ(fifoLaps(ctx).initial().bytes, fifoLaps(1, cores, privateCache, sharedCache).initial().bytes)
+  EXPECT_EQ(fifoLaps(ctx).initial().bytes, fifoLaps(1, 2, privateCache, sharedCache).initial().bytes)
       << "the ranks elsewhere do not share this machine's cores";
   for (auto& peer : peers) peer.machineId = "here";
   const FifoLaps shared = fifoLaps(ctx);
-  EXPECT_GT(shared.sharedBudget, 0u) << "more ranks here than cores";
-  EXPECT_EQ(shared.peersOnMachine, cores + 1);
-  EXPECT_EQ(shared.initial().bytes, fifoLaps(cores + 2, cores, privateCache, sharedCache).initial().bytes);
+  EXPECT_GT(shared.sharedBudget, 0u) << "4 ranks here on 2 cores";
+  EXPECT_EQ(shared.peersOnMachine, 3);
+  EXPECT_EQ(shared.initial().bytes, fifoLaps(4, 2, privateCache, sharedCache).initial().bytes);
   EXPECT_LE(shared.initial().bytes, kShortLap);
+  for (size_t r = 0; r < peers.size(); ++r) peers[r].cpus = {static_cast<int>(r)};
+  EXPECT_EQ(fifoLaps(ctx).sharedBudget, 0u) << "bound one to a core, the 4 ranks have 4";
 }
 
 // Fills the FIFO as far as it takes bytes; returns how many went.

@@ -23,14 +23,12 @@
 // past the reader's private cache" and "FIFO laps for the peers a call writes, where ranks share cores".
 #pragma once
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstddef>
-#include <string>
 
 #include "core/cache_size.hpp"
 #include "transports/fifo.hpp"
+#include "transports/machine_load.hpp"
 #include "transports/transport.hpp"
 
 namespace chorus::transport {
@@ -85,23 +83,20 @@ struct FifoLaps {
 /// `privateCacheBytes`, sharing a last-level cache of `sharedCacheBytes`.
 inline FifoLaps fifoLaps(int ranksOnMachine, int cores, size_t privateCacheBytes, size_t sharedCacheBytes) {
   const int peers = std::max(1, ranksOnMachine - 1);
-  if (ranksOnMachine > cores) {
+  if (MachineLoad{ranksOnMachine, cores}.ranksShareCores()) {
     const size_t fifosShare = sharedCacheBytes / static_cast<size_t>(std::max(kFifoShareOfCache, ranksOnMachine));
     return {kSharedCoreLap, fifosShare / static_cast<size_t>(ranksOnMachine), peers};
   }
   return {{std::max(kShortLap, 2 * privateCacheBytes), kShortLap, kBulkPiece}, 0, peers};
 }
 
-/// The laps for this rank's FIFOs to the peers a transport connects on its machine: the communicator's ranks on the
-/// same machine (PeerInfo::machineId), the machine's online cores, and its caches as it reports them.
+/// The laps for this rank's FIFOs to the peers a transport connects on its machine: the communicator's ranks there
+/// and the cores they may run on (machineLoad), and the machine's caches as it reports them.
 inline FifoLaps fifoLaps(const ConnectContext& ctx) {
-  const std::string& mine = (*ctx.peers)[static_cast<size_t>(ctx.rank)].machineId;
-  const int ranksOnMachine = static_cast<int>(std::count_if(
-      ctx.peers->begin(), ctx.peers->end(), [&](const PeerInfo& peer) { return peer.machineId == mine; }));
-  const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const MachineLoad load = machineLoad(*ctx.peers, ctx.rank);
   const size_t privateCache = sysconfPrivateCacheBytes();
   const size_t sharedCache = lastLevelCacheBytes();
-  return fifoLaps(ranksOnMachine, cores, privateCache > 0 ? privateCache : kAssumedPrivateCache,
+  return fifoLaps(load.ranks, load.cores, privateCache > 0 ? privateCache : kAssumedPrivateCache,
                   sharedCache > 0 ? sharedCache : kAssumedSharedCache);
 }
 

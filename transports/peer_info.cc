@@ -3,6 +3,7 @@
 #include <charconv>
 #include <sstream>
 
+#include "core/cpu_set.hpp"
 #include "transports/hex.hpp"
 
 namespace chorus::transport {
@@ -28,7 +29,12 @@ bool isTransportName(const std::string& name) {
 
 std::string encodePeerInfo(const PeerInfo& p) {
   std::ostringstream os;
-  os << p.rank << '\n' << p.hostId << '\n' << p.machineId << '\n' << p.pid << '\n' << p.processToken;
+  os << p.rank << '\n'
+     << p.hostId << '\n'
+     << p.machineId << '\n'
+     << p.pid << '\n'
+     << p.processToken << '\n'
+     << formatCpuList(p.cpus);
   for (const auto& [name, address] : p.addresses) {
     os << '\n' << name << '=' << toHex(address.data(), address.size());
   }
@@ -37,11 +43,11 @@ std::string encodePeerInfo(const PeerInfo& p) {
 
 Status decodePeerInfo(const std::string& blob, int rank, PeerInfo* out) {
   std::istringstream is(blob);
-  std::string rankText, pid, token;
+  std::string rankText, pid, token, cpus;
   PeerInfo p;
   const std::string where = "the bootstrap store's entry for rank " + std::to_string(rank);
   if (!std::getline(is, rankText) || !std::getline(is, p.hostId) || !std::getline(is, p.machineId) ||
-      !std::getline(is, pid) || !std::getline(is, token)) {
+      !std::getline(is, pid) || !std::getline(is, token) || !std::getline(is, cpus)) {
     return internalError(where + " is malformed (" + std::to_string(blob.size()) + " bytes, fields missing)");
   }
   if (!parseWhole(rankText, &p.rank) || p.rank != rank) {
@@ -50,6 +56,7 @@ Status decodePeerInfo(const std::string& blob, int rank, PeerInfo* out) {
   if (!parseWhole(pid, &p.pid) || p.pid <= 0) return internalError(where + " has a bad pid '" + pid + "'");
   if (!parseWhole(token, &p.processToken)) return internalError(where + " has a bad process token '" + token + "'");
   if (p.hostId.empty() || p.machineId.empty()) return internalError(where + " has no host id");
+  if (!parseCpuList(cpus, &p.cpus)) return internalError(where + " has a bad CPU list '" + cpus.substr(0, 64) + "'");
   for (std::string line; std::getline(is, line);) {
     const size_t equals = line.find('=');
     const std::string name = line.substr(0, equals);

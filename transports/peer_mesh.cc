@@ -6,6 +6,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/host_id.hpp"
+#include "core/cpu_set.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "transports/fifo_connection.hpp"
@@ -76,6 +77,7 @@ Status connectPeerMesh(bootstrap::Bootstrap& bootstrap, int rank, int nranks, co
   mine.hostId = bootstrap::hostId();
   mine.machineId = bootstrap::machineId();
   mine.pid = getpid();
+  mine.cpus = allowedCpus();
   mine.processToken = bootstrap::processToken();
   // Every transport that can run here opens (a listener, a worker) before the exchange, so that its address can be
   // published; a forced transport alone is opened, and must open.

@@ -136,6 +136,7 @@ struct PeerInfo {
   std::string machineId;  // hostname + boot id: the machine whose cores the rank shares
   int pid = 0;
   uint64_t processToken = 0;                     // distinguishes processes (and process lifetimes) across hosts
+  std::vector<int> cpus;                         // the CPUs the rank may run on (allowedCpus), increasing
   std::map<std::string, std::string> addresses;  // transport name -> the address it opened (a tcp listener's ip:port)
 
   /// The address `transport` published, or null when this rank published none.

@@ -107,10 +107,9 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
                                              configured > 0 ? configured : 4 * period,
                                              [this](const Status& cause) { abortFor(cause); });
   }
-  CHORUS_INFO(kInit, "rank %d/%d ready: %zu host(s), %s", rank_, nranks_,
-              system_.find(topology::NodeKind::kHost).size(),
-              machineOversubscribed_ ? "more ranks than cores on this machine (waiters yield early)"
-                                     : "a core for every rank of this machine");
+  CHORUS_INFO(kInit, "rank %d/%d ready: %zu host(s), %d rank(s) on %d core(s) of this machine: %s", rank_, nranks_,
+              system_.find(topology::NodeKind::kHost).size(), machineLoad_.ranks, machineLoad_.cores,
+              machineLoad_.ranksShareCores() ? "ranks share cores (waiters yield early)" : "a core for every rank");
   return Status::ok();
 }
 
@@ -186,7 +185,7 @@ Status CommImpl::connectPeers() {
   connections_ = std::move(mesh.connections);
 
   CHORUS_TRY(buildSystem());
-  waitSpins_ = {cfg.spinIterations, machineOversubscribed_};
+  waitSpins_ = {cfg.spinIterations, machineLoad_.ranksShareCores()};
   return bootstrap_->barrier("ready");
 }
 
@@ -227,21 +226,13 @@ Status CommImpl::buildSystem() {
   if (blobs[0].rfind("error ", 0) == 0) return invalidArgument(blobs[0].substr(6) + " (on rank 0)");
   tuner::CostTable costs = tuner::defaultCosts(system_);
   CHORUS_TRY(tuner::parseTuning(blobs[0], &costs));
-  // Cores belong to machines: hosts simulated on one machine (CHORUS_HOST_ID) share its cores.
-  const std::vector<int> hostNodes = system_.find(topology::NodeKind::kHost);
-  std::map<std::string, std::pair<int, int>> machines;  // machine -> (ranks, cores)
-  for (int r = 0; r < nranks_; ++r) {
-    const int cores = std::max(1, system_.node(hostNodes[hostOfRank_[r]]).cores);
-    ++machines.emplace(peers_[r].machineId, std::make_pair(0, cores)).first->second.first;
-  }
-  bool anyOversubscribed = false;
-  for (const auto& [machine, load] : machines) anyOversubscribed |= load.first > load.second;
-  const auto& [myRanks, myCores] = machines[peers_[rank_].machineId];
-  machineOversubscribed_ = myRanks > myCores;
-  residency_ = engine::CacheResidency(engine::lastLevelCacheShare(myRanks));
+  // Cores belong to machines, and to the ranks on them only as far as their CPU sets reach (machineLoad); hosts
+  // simulated on one machine (CHORUS_HOST_ID) share its cores.
+  machineLoad_ = transport::machineLoad(peers_, rank_);
+  residency_ = engine::CacheResidency(engine::lastLevelCacheShare(machineLoad_.ranks));
   coldStreamingFrom_ = static_cast<size_t>(settings().coldStreaming);
   cachedStreamingFrom_ = static_cast<size_t>(settings().cachedStreaming);
-  selector_.costs = tuner::costInputs(costs, anyOversubscribed);
+  selector_.costs = tuner::costInputs(costs, transport::anyMachineSharesCores(peers_));
   selector_.measured = tuner::measuredRules(costs, nranks_, static_cast<int>(hosts.size()));
   selector_.deterministic = settings().deterministic;
   if (config_.algorithm.empty()) return tuner::rulesFromSettings(&selector_.rules);
@@ -403,7 +394,7 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
         rank_, [this](int peer) { return connection(peer); }, &aborted_);
     execution_->setOnWait([this] { publishStarted(); });
     execution_->setTimeoutSeconds(config_.timeoutSeconds);
-    execution_->setPieces({machineOversubscribed_});
+    execution_->setPieces({machineLoad_.ranksShareCores()});
   }
   bound_.clear();
   CHORUS_TRY(checkSelfExchanges(ops, rank_));

@@ -26,6 +26,7 @@
 #include "observe/flight_recorder.hpp"
 #include "observe/metrics_table.hpp"
 #include "topology/graph.hpp"
+#include "transports/machine_load.hpp"
 #include "transports/transport.hpp"
 #include "tuner/choice.hpp"
 
@@ -207,7 +208,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::vector<int> hostOfRank_;                         // index of each rank's host among system_'s host nodes
   std::shared_ptr<const std::vector<int>> hostLayout_;  // the same, as the plans' shapes carry it
   tuner::Selector selector_;                            // the same on every rank
-  bool machineOversubscribed_ = false;  // this machine runs more ranks (of this communicator) than it has cores
+  transport::MachineLoad machineLoad_;  // this communicator's ranks on this machine and the cores they may run on
   std::mutex executionMutex_;
   std::vector<std::byte> scratch_;
   std::unique_ptr<engine::Execution> execution_;  // reused call after call

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # NCCL_DEBUG logs: one file per rank for %r and %p; the first INFO line gives chorus's version, the NCCL API level,
-# rank, host and pid; each peer's transport with the reason; the topology summary; with COLL one line per call,
-# group members included; TRACE adds per-step lines, and a subsystem filter keeps other subsystems out.
+# rank, host and pid; each peer's transport with the reason; the topology summary; the ranks on the machine and the
+# cores they may run on; with COLL one line per call, group members included; TRACE adds per-step lines, and a
+# subsystem filter keeps other subsystems out.
 # Usage: nccl_debug.sh <build dir>
 set -uo pipefail
 build=$1
@@ -22,6 +23,16 @@ for r in 0 1; do
   grep -q "TRACE" "$log" && fail "TRACE lines at NCCL_DEBUG=INFO"
 done
 grep -q "topology of .*cores" "$dir/rank0.log" || fail "rank 0's log has no topology summary"
+
+# The ready line counts this machine's ranks and the cores they may run on (their CPU sets together), so two ranks
+# confined to one CPU know they share it.
+grep -qE "ready: .*2 rank\(s\) on $(nproc) core\(s\) of this machine" "$dir/rank0.log" ||
+  fail "rank 0's ready line does not count 2 ranks on $(nproc) cores: $(grep ready: "$dir/rank0.log")"
+cpu=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status | cut -d, -f1 | cut -d- -f1)
+NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$dir/bound%r.log" taskset -c "$cpu" "$build/perf/all_reduce_perf" --nprocs 2 -b 8 \
+  -e 8 -n 2 -w 0 -c 0 >/dev/null || fail "all_reduce_perf under taskset failed"
+grep -qE "ready: .*2 rank\(s\) on 1 core\(s\) of this machine: ranks share cores" "$dir/bound1.log" ||
+  fail "two ranks on CPU $cpu not seen sharing it: $(grep ready: "$dir/bound1.log")"
 
 # %p: one file per process, launcher included.
 NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$dir/pid%p.log" "$build/perf/all_reduce_perf" --nprocs 2 -b 8 -e 8 -n 1 -w 0 \
