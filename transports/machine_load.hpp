@@ -1,8 +1,9 @@
 // How many of a communicator's ranks share a machine, and how many cores they may run on between them. The cores are
 // the union of the ranks' CPU sets (PeerInfo::cpus), not the machine's count: ranks a launcher binds one to a core
 // count every core they were given, and ranks confined together (taskset, a container's cpuset) count only theirs.
-// Two ranks on one core of a 2-core machine, taken for ranks with a core each, spun out their time slices waiting for
-// each other: an AllReduce of 8 B took 550 µs, where 3 ranks on that core, known to share it, took 6.8.
+// Two ranks confined to one CPU of a 2-core machine, taken for ranks with a core each, spun out their time slices
+// waiting for each other: an AllReduce of 8 B took 537-579 µs, and takes 2.3-3.0 µs with the two counted on one core
+// (perf/RESULTS.md, "Ranks confined to fewer CPUs than the machine has").
 #pragma once
 
 #include <vector>
