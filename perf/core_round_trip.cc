@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/cpu_set.hpp"
+
 namespace {
 
 bool pinTo(int cpu) {
@@ -79,16 +81,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
-    perror("core_round_trip: sched_getaffinity");
-    return 1;
-  }
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 8; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
-  }
+  std::vector<int> cpus = chorus::allowedCpus();
+  if (cpus.size() > 8) cpus.resize(8);
   if (cpus.size() < 2) {
     fprintf(stderr, "core_round_trip: this process may use one CPU only\n");
     return 2;
