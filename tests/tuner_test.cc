@@ -123,6 +123,30 @@ TEST(Selector, CostModelPicksTheKnownAnswers) {
   EXPECT_GT(predict(direct, reduceScatter, oversubscribed.costs), predict(direct, reduceScatter, free.costs));
 }
 
+// More ranks than cores: a rank's messages of one round no longer overlap, each takes time on a core its other
+// ranks need. Recursive doubling's one message a round then beats the direct AllReduce's n-1 where rounds are
+// equal (4 ranks) and no longer lose to them at the sizes measured (4 ranks on 2 cores, 16-32 KiB); with a core
+// each, nothing changes.
+TEST(Selector, MessagesOfARoundCostEachWhereRanksShareCores) {
+  const algo::CollShape mid = shapeOf(CollType::kAllReduce, 4, 16 << 10);
+  CostTable overlapping;
+  overlapping.oversubscribedMessage = 0;
+  EXPECT_EQ(chosen(mid, selectorWith("", overlapping, true)), "direct");
+  EXPECT_EQ(chosen(mid, selectorWith("", CostTable{}, true)), "rec_doubling");
+  EXPECT_EQ(chosen(mid, selectorWith("", CostTable{}, false)), chosen(mid, selectorWith("", overlapping, false)));
+  // The penalty grows with the messages a rank sends: an all-pairs round of 8 ranks pays 7, one pair's round 1.
+  const algo::CollShape eight = shapeOf(CollType::kAllReduce, 8, 8 << 10);
+  const algo::Algorithm& direct = *algo::findAlgorithm(CollType::kAllReduce, "direct");
+  const algo::Algorithm& doubling = *algo::findAlgorithm(CollType::kAllReduce, "rec_doubling");
+  CostTable heavy;
+  heavy.oversubscribedMessage = 2;
+  const auto extra = [&](const algo::Algorithm& a) {
+    return predict(a, eight, costInputs(heavy, true)) - predict(a, eight, costInputs(overlapping, true));
+  };
+  EXPECT_NEAR(extra(direct), 2 * 7 * 2.0, 1e-9);    // 2 all-pairs rounds of 7 messages
+  EXPECT_NEAR(extra(doubling), 3 * 1 * 2.0, 1e-9);  // 3 rounds of one
+}
+
 // Direct AllGather stages its transfers: from kStagedDirectFrom per block the peers of a host read each block in
 // place, copied in once for all of them, one copy per reader where the FIFOs make two. That wins from three ranks,
 // with or without more ranks than cores; at two each block has one reader and the staging copy buys nothing over
@@ -165,6 +189,10 @@ TEST(TuningFile, ParsesAndRejects) {
   ASSERT_TRUE(parseTuning(formatTuning(t), &back).isOk());
   EXPECT_DOUBLE_EQ(back.oversubscribedPairs, 2);
   EXPECT_FALSE(parseTuning("oversubscribed_pairs_factor 0.5\n", &t).isOk());
+  ASSERT_TRUE(parseTuning("oversubscribed_message_us 0.25\n", &t).isOk());
+  ASSERT_TRUE(parseTuning(formatTuning(t), &back).isOk());
+  EXPECT_DOUBLE_EQ(back.oversubscribedMessage, 0.25);
+  EXPECT_FALSE(parseTuning("oversubscribed_message_us -1\n", &t).isOk());
 }
 
 TEST(TuningFile, MeasuredChoicesBelongToTheirLaunchShape) {

@@ -272,7 +272,8 @@ int main(int argc, char** argv) {
     // Measured among the ranks as launched, the α already carry whatever sharing of cores the launch has.
     table.oversubscribedRound = 0;
     table.oversubscribedPairs = 1;
-    notes += "# oversubscribed round and pairs factor: none (the links were measured as launched)\n";
+    table.oversubscribedMessage = 0;
+    notes += "# oversubscribed round, message and pairs factor: none (the links were measured as launched)\n";
   } else {
     std::string result;
     Status st = onLocalProcesses(
@@ -302,7 +303,7 @@ int main(int argc, char** argv) {
     if (!st.isOk()) return fail(st);
     table.oversubscribedRound = atof(result.c_str());
     notes += "# oversubscribed round: " + std::to_string(over) + " processes on this host's cores\n";
-    notes += "# oversubscribed pairs factor: not measured, the default\n";
+    notes += "# oversubscribed message and pairs factor: not measured, the defaults\n";
     notes += "# inter: not measured (one host); run chorus-tune under a launcher across hosts for it\n";
     if (choices) {
       st = onLocalProcesses(

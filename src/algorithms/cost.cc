@@ -38,28 +38,29 @@ double CostModel::round(const std::function<int(int)>& peerOf, size_t bytes, con
   } else {
     for (int r = 0; r < n_; ++r) add(r);
   }
-  return finish(rankIntra, hostInter, crossing ? messages * in_.inter.alpha : in_.intra.alpha);
+  return finish(rankIntra, hostInter,
+                crossing ? messages * in_.inter.alpha : in_.intra.alpha + messages * in_.messagePenalty);
 }
 
 double CostModel::pairs(size_t bytes, double intraShare, double intraFactor) const {
   std::vector<double> rankIntra(n_, 0), hostInter(hosts_, 0);
   // A rank pays the latency of each of its network messages one after another (a system call and a wake-up
-  // each); its shared-memory messages overlap (each costs a few stores, the latency is the cache line's trip).
+  // each); its shared-memory messages overlap (each costs a few stores, the latency is the cache line's trip),
+  // unless ranks outnumber cores (CostInputs::messagePenalty).
   double alpha = 0;
   for (int r = 0; r < n_; ++r) {
-    bool local = false;
-    int remote = 0;
+    int local = 0, remote = 0;
     for (int q = 0; q < n_; ++q) {
       if (q == r) continue;
       if (sameHost(r, q)) {
         rankIntra[r] += intraShare * static_cast<double>(bytes);
-        local = true;
+        ++local;
       } else {
         hostInter[host_[r]] += static_cast<double>(bytes);
         ++remote;
       }
     }
-    alpha = std::max({alpha, local ? in_.intra.alpha : 0.0, remote * in_.inter.alpha});
+    alpha = std::max({alpha, local ? in_.intra.alpha + local * in_.messagePenalty : 0.0, remote * in_.inter.alpha});
     rankIntra[r] *= intraFactor;
   }
   return finish(rankIntra, hostInter, alpha);

@@ -18,11 +18,12 @@ struct LinkCost {
 };
 
 struct CostInputs {
-  LinkCost intra{0.5, 10.0};   // two ranks of one host
-  LinkCost inter{20.0, 1.25};  // the network link of a host
-  double reduceGBps = 10.0;    // one core reducing
-  double roundPenalty = 0.0;   // µs more per dependent round when ranks outnumber cores (waiting for a switch)
-  double pairsFactor = 1.0;    // how much more a byte of an all-pairs round costs inside a host, same condition
+  LinkCost intra{0.5, 10.0};    // two ranks of one host
+  LinkCost inter{20.0, 1.25};   // the network link of a host
+  double reduceGBps = 10.0;     // one core reducing
+  double roundPenalty = 0.0;    // µs more per dependent round when ranks outnumber cores (waiting for a switch)
+  double pairsFactor = 1.0;     // how much more a byte of an all-pairs round costs inside a host, same condition
+  double messagePenalty = 0.0;  // µs more per message a rank sends inside a host in a round, same condition
 };
 
 /// The cost of rounds of messages among the ranks of a shape.

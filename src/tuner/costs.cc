@@ -80,6 +80,8 @@ Status parseTuning(const std::string& text, CostTable* table) {
       table->reduceGBps = v;
     } else if (key == "oversubscribed_round_us") {
       table->oversubscribedRound = v;
+    } else if (key == "oversubscribed_message_us") {
+      table->oversubscribedMessage = v;
     } else if (key == "oversubscribed_pairs_factor" && v >= 1) {
       table->oversubscribedPairs = v;
     } else {
@@ -93,9 +95,10 @@ std::string formatTuning(const CostTable& t) {
   char text[512];
   snprintf(text, sizeof(text),
            "intra.alpha_us %.4g\nintra.beta_GBps %.4g\ninter.alpha_us %.4g\ninter.beta_GBps %.4g\n"
-           "reduce_GBps %.4g\noversubscribed_round_us %.4g\noversubscribed_pairs_factor %.4g\n",
+           "reduce_GBps %.4g\noversubscribed_round_us %.4g\noversubscribed_message_us %.4g\n"
+           "oversubscribed_pairs_factor %.4g\n",
            t.intra.alpha, t.intra.beta, t.inter.alpha, t.inter.beta, t.reduceGBps, t.oversubscribedRound,
-           t.oversubscribedPairs);
+           t.oversubscribedMessage, t.oversubscribedPairs);
   std::string out = text;
   for (const auto& [shape, rules] : t.choices) out += kChoices + shape + " " + rules + "\n";
   return out;
@@ -108,6 +111,7 @@ algo::CostInputs costInputs(const CostTable& t, bool oversubscribed) {
   in.reduceGBps = t.reduceGBps;
   in.roundPenalty = oversubscribed ? t.oversubscribedRound : 0;
   in.pairsFactor = oversubscribed ? t.oversubscribedPairs : 1;
+  in.messagePenalty = oversubscribed ? t.oversubscribedMessage : 0;
   return in;
 }
 

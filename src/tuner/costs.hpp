@@ -2,7 +2,8 @@
 // slowest host's network link between hosts), or the values chorus-tune measured, from CHORUS_TUNING_FILE.
 //
 // Tuning file: one "key value" per line, '#' starts a comment; keys intra.alpha_us, intra.beta_GBps,
-// inter.alpha_us, inter.beta_GBps, reduce_GBps, oversubscribed_round_us, oversubscribed_pairs_factor (at least 1).
+// inter.alpha_us, inter.beta_GBps, reduce_GBps, oversubscribed_round_us, oversubscribed_message_us,
+// oversubscribed_pairs_factor (at least 1).
 // Keys left out keep their default. And measured choices, "choices.<ranks>x<hosts> <rules>": for a communicator of
 // that many ranks over that many hosts, the algorithms `chorus-tune --choices` measured fastest per collective and
 // size, in CHORUS_ALGO's grammar (tuner/algo_override.hpp). The selector takes them over the cost model's, where
@@ -29,6 +30,11 @@ struct CostTable {
   // once though only some run, where a ring's ranks take turns. Direct against ring AllGather and AllReduce at 4
   // ranks on 2 cores measured 1.1-1.6 (256 KiB-4 MiB, 2026-11-27).
   double oversubscribedPairs = 1.5;
+  // µs each message a rank sends in a round costs more, same condition: its stores and its wait for the reader take
+  // the time of a core its other ranks need, where with a core each its messages overlap. Forced at 4 and 8 ranks
+  // on 2 cores (2-8 KiB, 2026-12-03), the direct AllReduce (2 rounds of n-1 messages) took 0.7-1.2 µs more for each
+  // message it sends beyond recursive doubling's (log2 n rounds of one).
+  double oversubscribedMessage = 1.0;
   /// Measured choices by launch shape (choicesKey) -> rules in CHORUS_ALGO's grammar.
   std::map<std::string, std::string> choices;
 };
