@@ -124,9 +124,9 @@ TEST(Selector, CostModelPicksTheKnownAnswers) {
 }
 
 // More ranks than cores: a rank's messages of one round no longer overlap, each takes time on a core its other
-// ranks need. Recursive doubling's one message a round then beats the direct AllReduce's n-1 where rounds are
-// equal (4 ranks) and no longer lose to them at the sizes measured (4 ranks on 2 cores, 16-32 KiB); with a core
-// each, nothing changes.
+// ranks need. At 4 ranks both the direct AllReduce and recursive doubling take two rounds, and recursive
+// doubling's one message a round then wins at 16 KiB (measured 0.87-0.91x the direct one's time at 16-32 KiB on
+// 2 cores); with a core each, nothing changes.
 TEST(Selector, MessagesOfARoundCostEachWhereRanksShareCores) {
   const algo::CollShape mid = shapeOf(CollType::kAllReduce, 4, 16 << 10);
   CostTable overlapping;
