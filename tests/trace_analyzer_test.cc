@@ -47,6 +47,7 @@ class TraceAnalyzer : public ::testing::Test {
   void TearDown() override {
     unsetenv("CHORUS_TIMEOUT");
     unsetenv("CHORUS_TRACE_DIR");
+    unsetenv("CHORUS_ALGO");
     std::filesystem::remove_all(dir_);
   }
   std::string dir_;
@@ -83,10 +84,12 @@ TEST_F(TraceAnalyzer, NamesTheRankThatPassedAnotherCount) {
 
 // The victim stops (or dies) before its third call; the survivors write their records themselves (CHORUS_TRACE_DIR)
 // when their call fails: on a timeout for a stopped rank, at once for a killed one. Rank 0 then ends the stopped
-// rank, whose record never comes.
+// rank, whose record never comes. The direct AllReduce has every rank wait for the victim's part in its first
+// round, so each survivor's record names it (recursive doubling's would have some wait for another survivor).
 void loseRankTwo(const std::string& dir, int signal) {
   setenv("CHORUS_TIMEOUT", "2", 1);
   setenv("CHORUS_TRACE_DIR", dir.c_str(), 1);
+  setenv("CHORUS_ALGO", "allreduce:direct", 1);
   const std::string pidFile = dir + "/victim.pid";
   auto results = runProcesses(kRanks, "shm", [&](Communicator& comm) -> std::string {
     for (int i = 0; i < 2; ++i)
