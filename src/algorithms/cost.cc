@@ -38,8 +38,7 @@ double CostModel::round(const std::function<int(int)>& peerOf, size_t bytes, con
   } else {
     for (int r = 0; r < n_; ++r) add(r);
   }
-  return finish(rankIntra, hostInter,
-                crossing ? messages * in_.inter.alpha : in_.intra.alpha + messages * in_.messagePenalty);
+  return finish(rankIntra, hostInter, crossing ? messages * in_.inter.alpha : localLatency(messages));
 }
 
 double CostModel::pairs(size_t bytes, double intraShare, double intraFactor) const {
@@ -60,7 +59,7 @@ double CostModel::pairs(size_t bytes, double intraShare, double intraFactor) con
         ++remote;
       }
     }
-    alpha = std::max({alpha, local ? in_.intra.alpha + local * in_.messagePenalty : 0.0, remote * in_.inter.alpha});
+    alpha = std::max({alpha, local ? localLatency(local) : 0.0, remote * in_.inter.alpha});
     rankIntra[r] *= intraFactor;
   }
   return finish(rankIntra, hostInter, alpha);

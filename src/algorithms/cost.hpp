@@ -52,6 +52,9 @@ class CostModel {
   double reduce(size_t bytes) const { return static_cast<double>(bytes) / (in_.reduceGBps * 1e3); }
   /// `bytes` copied locally by one core (as fast as a shared-memory hop moves them).
   double copy(size_t bytes) const { return static_cast<double>(bytes) / (in_.intra.beta * 1e3); }
+  /// The latency of a round in which a rank sends `messages` shared-memory messages: one, as they overlap, plus
+  /// CostInputs::messagePenalty for each where ranks outnumber cores.
+  double localLatency(int messages) const { return in_.intra.alpha + messages * in_.messagePenalty; }
 
  private:
   double finish(const std::vector<double>& rankIntra, const std::vector<double>& hostInter, double alpha) const;

@@ -95,8 +95,8 @@ double hierCost(const CollShape& s, const CostModel& m) {
   const HostRings h = hostRingsOf(s);
   const size_t block = s.count * s.elemSize;
   const CostInputs& in = m.inputs();
-  const double local = in.intra.alpha + (h.perHost - 1) * in.messagePenalty +
-                       static_cast<double>(block) * h.hosts * (h.perHost - 1) / (in.intra.beta * 1e3);
+  const double local =
+      m.localLatency(h.perHost - 1) + static_cast<double>(block) * h.hosts * (h.perHost - 1) / (in.intra.beta * 1e3);
   const double hostBytes = static_cast<double>(block) * h.perHost * h.perHost * (h.hosts - 1);
   const double network = (h.hosts - 1) * in.inter.alpha + hostBytes / (in.inter.beta * 1e3);
   return local + network + 2 * in.roundPenalty + m.copy(block * static_cast<size_t>(s.nranks));
