@@ -255,7 +255,6 @@ const CommImpl::CachedPlan* CommImpl::plan(const algo::CollShape& shape) {
   if (it != plans_.end()) return &it->second;
   const algo::Algorithm* a = tuner::choose(shape, selector_);
   if (!a) return nullptr;
-  if (plans_.size() >= 256) plans_.clear();  // bounded: a sweep over many sizes must not grow without end
   CachedPlan cached{a->generate(shape)};
   cached.wireBytes = algo::wireBytes(cached.plan, rank_);
   cached.algorithm = a->name;
@@ -408,6 +407,9 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
       std::count_if(ops.begin(), ops.end(), [](const Operation& op) { return op.type == algo::CollType::kAlltoAllv; });
   if (variable > 0) uncached.reserve(static_cast<size_t>(variable));
   std::vector<const algo::Plan*>& plans = planOfOp_;
+  // The cache is bounded, so that a sweep over many sizes cannot grow it without end, and emptied before a call
+  // binds, never while it does: the plans of a group's first operations must outlive the lookups of its later ones.
+  if (plans_.size() + ops.size() > kMaxCachedPlans) plans_.clear();
   algorithmOfOp_.clear();
   std::vector<size_t>& offsets = scratchOffsets_;  // per op: scratch of its plan, then its pre-multiplied input
   plans.clear();
@@ -461,6 +463,7 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
                       dataTypeSize(op.dtype)};
     // Each operation's receive buffer judged on its own: a group's (DDP's buckets, batched Send/Recv) as a call's.
     b.streamingFrom = streamingFrom(op.send, op.recv, bufferExtents(op, rank_, nranks_));
+    b.pointToPoint = op.type == algo::CollType::kSend || op.type == algo::CollType::kRecv;
     size_t premul = op.op.kind == RedOpKind::kPreMulSum ? reductionInputCount(op, rank_, nranks_) : 0;
     if (premul > 0) {
       kernels::scale(base + offsets[2 * i + 1], op.send, premul, op.dtype, op.op.scalar);
@@ -512,6 +515,10 @@ engine::CallSignature CommImpl::signatureOf(std::span<const Operation> ops) cons
   sig.dtype = static_cast<uint8_t>(first.dtype);
   sig.op = static_cast<uint8_t>(first.op.kind);
   sig.operations = static_cast<uint8_t>(std::min<size_t>(ops.size(), 255));
+  const auto collectives = std::count_if(ops.begin(), ops.end(), [](const Operation& op) {
+    return op.type != algo::CollType::kSend && op.type != algo::CollType::kRecv;
+  });
+  sig.collectives = static_cast<uint8_t>(std::min<ptrdiff_t>(collectives, 255));
   sig.sequence = static_cast<uint32_t>(sequence_);
   // Point-to-point operations differ between the two sides by nature (Send here, Recv there, peers of their own):
   // the byte flows of the streams check them. Every collective of the call must be the same on every rank.

@@ -218,6 +218,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   const char* lastAlgorithm_ = "";           // the algorithm of the last single call prepared (COLL log)
   std::vector<size_t> scratchOffsets_;
   std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)
+  static constexpr size_t kMaxCachedPlans = 256;
   /// An operation execution_ holds bound: a call (a single one or a group) made of the same operations again runs by
   /// a rewind, on any buffers (its steps pointed at them).
   struct BoundOperation {

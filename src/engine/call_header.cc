@@ -37,6 +37,12 @@ std::string describeCall(const CallHeader& h) {
 }
 
 Status checkCallHeader(const CallHeader& expected, const CallHeader& arrived, int rank, int peer) {
+  if (arrived.magic == CallHeader::kConfirmMagic) {
+    return invalidUsage("the stream from rank " + std::to_string(peer) +
+                        " is out of step: it confirms its calls up to " + std::to_string(arrived.streamCall) +
+                        " where this rank expects the start of call " + std::to_string(expected.streamCall) +
+                        " (an earlier call differed)");
+  }
   if (arrived.magic != CallHeader::kMagic) {
     return invalidUsage("the stream from rank " + std::to_string(peer) +
                         " is out of step: its next bytes are not the start of a call (an earlier call differed)");

@@ -21,7 +21,10 @@ struct CallSignature {
   int32_t root = 0;
   uint8_t type = 0, dtype = 0, op = 0;  // algo::CollType, DataType, RedOpKind of the first operation
   uint8_t operations = 1;               // in the call (a group has several; saturates at 255)
-  uint32_t sequence = 0;                // the communicator's call number, for messages
+  // Of them, collectives (saturates at 255): the same on every rank, where the point-to-point operations of a group
+  // differ from rank to rank.
+  uint8_t collectives = 1;
+  uint32_t sequence = 0;  // the communicator's call number, for messages
 };
 
 /// Folds `value` into `digest` (FNV-1a over its 8 bytes).

@@ -73,7 +73,7 @@ void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
     q.sendFlow = q.recvFlow = 0;
     q.headerOutPending = q.headerInPending = q.headerPackedOut = q.headerPackedIn = false;
     q.confirming = q.confirmationPending = q.owedOverLimit = false;
-    q.involved = q.owes = q.confirms = false;  // until sign()
+    q.involved = q.owes = q.confirms = q.pointToPoint = false;  // until sign()
   }
   signed_ = false;
   remaining_ = 0;
@@ -193,6 +193,7 @@ void Execution::append(const algo::Plan& plan, const Binding& binding) {
       w.stagedSource = static_cast<int>(firstSource + index);
     }
     w.small = transfer && s.bytes > 0 && s.bytes <= std::min(kSmallBuffer, queues(s.peer).smallLimit);
+    if (transfer && binding.pointToPoint) queues(s.peer).pointToPoint = true;
     w.after = s.after < 0 ? -1 : s.after + base;
     w.from = s.src;
     w.to = s.dst;

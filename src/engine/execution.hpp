@@ -41,6 +41,7 @@ struct Binding {
   size_t elemSize = 1;
   transport::MemoryType memory = transport::MemoryType::kHost;  // where send, recv and scratch live
   size_t streamingFrom = kStreamingThreshold;  // steps of this plan of at least this many bytes use streaming stores
+  bool pointToPoint = false;                   // the plan is a Send's or a Recv's
 };
 
 struct DirectDescriptor;
@@ -176,6 +177,7 @@ class Execution {
     // header (only sends to it) or confirms it (only receives from it), and whether its first step in each
     // direction carries the header (only where the header goes out or is awaited in this call).
     bool involved = false, owes = false, confirms = false;
+    bool pointToPoint = false;  // a Send or Recv of this call is with the peer
     bool packFirstSend = false, packFirstRecv = false;
     bool headerPeeked = false;                   // a packed header checked before its message was all in
     size_t headerOutWire = 0, headerInRead = 0;  // bytes of the header moved so far (streams move it in parts)

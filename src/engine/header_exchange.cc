@@ -14,9 +14,11 @@ void Execution::sign(const CallSignature& signature) {
   signed_ = checkCalls_;
   // The headers and each stream's part in their exchange are set here, once per bound call; a repeated call
   // (rewind) changes two fields of the headers and the flags that follow the calls before it.
-  const auto type = static_cast<algo::CollType>(signature_.type);
-  const bool oneWay = signature_.operations == 1 && type != algo::CollType::kSend && type != algo::CollType::kRecv;
+  // A pair's bytes flow one way in a call of one collective in which the pair has no Send or Recv. Judged per pair:
+  // the operation counts of a group differ between ranks (each rank's Send/Recv are its own), while the call's
+  // collectives and a pair's Send/Recv are known alike to both of its sides.
   for (auto& [peer, q] : peers_) {
+    const bool oneWay = signature_.collectives == 1 && !q.pointToPoint;
     q.outgoing = headerFor(q.sendFlow, q.recvFlow);
     q.expected = headerFor(q.recvFlow, q.sendFlow);
     q.involved = !q.sends.empty() || !q.recvs.empty();
