@@ -83,25 +83,68 @@ DataType dataTypeOf(const Array& a, const char* what) {
                                 "uint32, int64, uint64, float16, bfloat16, float32, float64")};
 }
 
-// A buffer chorus reads or writes in place: its element type, count and address. Non-contiguous arrays are
+// A buffer chorus reads or writes in place: its element type, count and address, and the array it came from (held
+// while a call may use it, so that its exporter can neither free nor resize the memory). Non-contiguous arrays are
 // refused rather than copied, so a result never lands in a temporary.
 struct Buffer {
   void* data = nullptr;
   size_t count = 0;
   DataType type = DataType::kFloat32;
+  nb::object array;                   // the Python object
+  std::optional<ReadOnly> readView;   // the view of it chorus reads through
+  std::optional<Writable> writeView;  // or writes through
 };
 
 template <typename Array>
-Buffer bufferOf(const Array& a, const char* what) {
+void describe(const Array& a, const char* what, Buffer* b) {
+  // An empty array has nothing to be contiguous about (numpy gives it strides of 0).
   size_t expected = 1;
-  for (size_t d = a.ndim(); d-- > 0;) {
+  for (size_t d = a.ndim(); a.size() > 0 && d-- > 0;) {
     if (a.shape(d) != 1 && a.stride(d) != static_cast<int64_t>(expected)) {
       throw Failure{invalidArgument(std::string(what) + ": not contiguous (chorus works in place; pass a "
                                                         "contiguous array, e.g. numpy.ascontiguousarray)")};
     }
     expected *= a.shape(d);
   }
-  return {const_cast<void*>(static_cast<const void*>(a.data())), a.size(), dataTypeOf(a, what)};
+  b->data = const_cast<void*>(static_cast<const void*>(a.data()));
+  b->count = a.size();
+  b->type = dataTypeOf(a, what);
+}
+
+[[noreturn]] void notAnArray(const char* what) {
+  throw Failure{invalidArgument(std::string(what) +
+                                ": not an array in host memory (a numpy array, a torch CPU tensor, or any "
+                                "buffer-protocol or DLPack object)")};
+}
+
+// An array a call reads. No implicit conversion: a copy would be read, not the caller's array.
+Buffer inputOf(nb::handle h, const char* what) {
+  Buffer b;
+  ReadOnly view;
+  if (!nb::try_cast(h, view, /*convert=*/false)) notAnArray(what);
+  describe(view, what, &b);
+  b.readView = std::move(view);
+  b.array = nb::borrow(h);
+  return b;
+}
+
+// An array a call writes: refused before a byte moves where it is read-only (a numpy array with writeable False,
+// one over bytes or a read-only mmap, any exporter that refuses a writable view).
+Buffer outputOf(nb::handle h, const char* what) {
+  Buffer b;
+  Writable view;
+  if (!nb::try_cast(h, view, /*convert=*/false)) {
+    ReadOnly readOnly;
+    if (nb::try_cast(h, readOnly, /*convert=*/false)) {
+      throw Failure{
+          invalidArgument(std::string(what) + ": read-only (the call writes into it; pass a writable array)")};
+    }
+    notAnArray(what);
+  }
+  describe(view, what, &b);
+  b.writeView = std::move(view);
+  b.array = nb::borrow(h);
+  return b;
 }
 
 void sameType(const Buffer& a, const Buffer& b, const char* call) {
@@ -130,7 +173,7 @@ RedOp redOpOf(const std::string& name) {
 // An async call in flight: its Request and the arrays it reads and writes, kept alive until it finished.
 class PyRequest {
  public:
-  PyRequest(Request request, std::vector<nb::object> keepAlive)
+  PyRequest(Request request, std::vector<Buffer> keepAlive)
       : request_(std::move(request)), keepAlive_(std::move(keepAlive)) {}
   void wait() {
     Status st;
@@ -145,7 +188,7 @@ class PyRequest {
 
  private:
   Request request_;
-  std::vector<nb::object> keepAlive_;
+  std::vector<Buffer> keepAlive_;
 };
 
 // The Python Communicator: the C++ one, with arguments checked against the arrays' sizes and the GIL released
@@ -165,7 +208,7 @@ class PyCommunicator {
 
   // Runs `call` with the GIL released, or queues it and returns a Request holding `arrays` alive.
   template <typename Blocking, typename Async>
-  nb::object run(bool async, std::vector<nb::object> arrays, Blocking blocking, Async asyncCall) {
+  nb::object run(bool async, std::vector<Buffer> arrays, Blocking blocking, Async asyncCall) {
     if (async) return nb::cast(PyRequest(asyncCall(), std::move(arrays)));
     Status st;
     {
@@ -180,57 +223,54 @@ class PyCommunicator {
   std::unique_ptr<Communicator> comm_;
 };
 
-nb::object handleOf(const ReadOnly& a) { return nb::find(a); }
-nb::object handleOf(const Writable& a) { return nb::find(a); }
-
 void bindCalls(nb::class_<PyCommunicator>& cls) {
   cls.def(
       "all_reduce",
-      [](PyCommunicator& self, ReadOnly send, std::optional<Writable> recvArg, const std::string& op, bool async) {
-        Buffer s = bufferOf(send, "all_reduce send");
-        Buffer r = recvArg ? bufferOf(*recvArg, "all_reduce recv") : s;
+      [](PyCommunicator& self, nb::handle send, nb::handle recvArg, const std::string& op, bool async) {
+        const bool inPlace = recvArg.is_none();
+        Buffer s = inPlace ? outputOf(send, "all_reduce send (in place: it receives the result)")
+                           : inputOf(send, "all_reduce send");
+        Buffer r = inPlace ? s : outputOf(recvArg, "all_reduce recv");
         sameType(s, r, "all_reduce");
         countIs(r.count, s.count, "all_reduce", "recv");
         RedOp red = redOpOf(op);
         Communicator& c = self.comm();
         return self.run(
-            async, {handleOf(send), recvArg ? handleOf(*recvArg) : nb::none()},
-            [&] { return c.allReduce(s.data, r.data, s.count, s.type, red); },
+            async, {s, r}, [&] { return c.allReduce(s.data, r.data, s.count, s.type, red); },
             [&] { return c.allReduceAsync(s.data, r.data, s.count, s.type, red); });
       },
       "send"_a, "recv"_a.none() = nb::none(), "op"_a = "sum", "async_op"_a = false,
       "Reduces `send` over all ranks into `recv` (in place when recv is None).");
   cls.def(
       "reduce_scatter",
-      [](PyCommunicator& self, ReadOnly send, Writable recv, const std::string& op, bool async) {
-        Buffer s = bufferOf(send, "reduce_scatter send"), r = bufferOf(recv, "reduce_scatter recv");
+      [](PyCommunicator& self, nb::handle send, nb::handle recv, const std::string& op, bool async) {
+        Buffer s = inputOf(send, "reduce_scatter send"), r = outputOf(recv, "reduce_scatter recv");
         sameType(s, r, "reduce_scatter");
         Communicator& c = self.comm();
         countIs(s.count, r.count * c.size(), "reduce_scatter", "send (recv's count times the ranks)");
         RedOp red = redOpOf(op);
         return self.run(
-            async, {handleOf(send), handleOf(recv)},
-            [&] { return c.reduceScatter(s.data, r.data, r.count, s.type, red); },
+            async, {s, r}, [&] { return c.reduceScatter(s.data, r.data, r.count, s.type, red); },
             [&] { return c.reduceScatterAsync(s.data, r.data, r.count, s.type, red); });
       },
       "send"_a, "recv"_a, "op"_a = "sum", "async_op"_a = false,
       "Reduces `send` over all ranks; rank i receives block i (recv's size) of the result.");
   cls.def(
       "all_gather",
-      [](PyCommunicator& self, ReadOnly send, Writable recv, bool async) {
-        Buffer s = bufferOf(send, "all_gather send"), r = bufferOf(recv, "all_gather recv");
+      [](PyCommunicator& self, nb::handle send, nb::handle recv, bool async) {
+        Buffer s = inputOf(send, "all_gather send"), r = outputOf(recv, "all_gather recv");
         sameType(s, r, "all_gather");
         Communicator& c = self.comm();
         countIs(r.count, s.count * c.size(), "all_gather", "recv (send's count times the ranks)");
         return self.run(
-            async, {handleOf(send), handleOf(recv)}, [&] { return c.allGather(s.data, r.data, s.count, s.type); },
+            async, {s, r}, [&] { return c.allGather(s.data, r.data, s.count, s.type); },
             [&] { return c.allGatherAsync(s.data, r.data, s.count, s.type); });
       },
       "send"_a, "recv"_a, "async_op"_a = false, "Every rank receives every rank's `send`, in rank order.");
   cls.def(
       "all_to_all",
-      [](PyCommunicator& self, ReadOnly send, Writable recv, bool async) {
-        Buffer s = bufferOf(send, "all_to_all send"), r = bufferOf(recv, "all_to_all recv");
+      [](PyCommunicator& self, nb::handle send, nb::handle recv, bool async) {
+        Buffer s = inputOf(send, "all_to_all send"), r = outputOf(recv, "all_to_all recv");
         sameType(s, r, "all_to_all");
         Communicator& c = self.comm();
         countIs(r.count, s.count, "all_to_all", "recv");
@@ -240,16 +280,16 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
         }
         const size_t block = s.count / c.size();
         return self.run(
-            async, {handleOf(send), handleOf(recv)}, [&] { return c.alltoAll(s.data, r.data, block, s.type); },
+            async, {s, r}, [&] { return c.alltoAll(s.data, r.data, block, s.type); },
             [&] { return c.alltoAllAsync(s.data, r.data, block, s.type); });
       },
       "send"_a, "recv"_a, "async_op"_a = false,
       "Block j of `send` goes to rank j; block i of `recv` comes from rank i.");
   cls.def(
       "all_to_all_v",
-      [](PyCommunicator& self, ReadOnly send, const std::vector<size_t>& sendCounts, Writable recv,
+      [](PyCommunicator& self, nb::handle send, const std::vector<size_t>& sendCounts, nb::handle recv,
          const std::vector<size_t>& recvCounts, bool async) {
-        Buffer s = bufferOf(send, "all_to_all_v send"), r = bufferOf(recv, "all_to_all_v recv");
+        Buffer s = inputOf(send, "all_to_all_v send"), r = outputOf(recv, "all_to_all_v recv");
         sameType(s, r, "all_to_all_v");
         Communicator& c = self.comm();
         const size_t n = static_cast<size_t>(c.size());
@@ -270,7 +310,7 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
         }
         // The async call copies counts and displacements; the blocking one reads them before it returns.
         return self.run(
-            async, {handleOf(send), handleOf(recv)},
+            async, {s, r},
             [&] {
               return c.alltoAllv(s.data, sendCounts.data(), sendDispls.data(), r.data, recvCounts.data(),
                                  recvDispls.data(), s.type);
@@ -284,86 +324,84 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
       "All-to-all with a count per peer: send_counts[j] elements to rank j, recv_counts[i] from rank i, packed.");
   cls.def(
       "broadcast",
-      [](PyCommunicator& self, Writable buf, int root, bool async) {
-        Buffer b = bufferOf(buf, "broadcast buffer");
+      [](PyCommunicator& self, nb::handle buf, int root, bool async) {
+        Buffer b = outputOf(buf, "broadcast buffer");
         Communicator& c = self.comm();
         return self.run(
-            async, {handleOf(buf)}, [&] { return c.broadcast(b.data, b.data, b.count, b.type, root); },
+            async, {b}, [&] { return c.broadcast(b.data, b.data, b.count, b.type, root); },
             [&] { return c.broadcastAsync(b.data, b.data, b.count, b.type, root); });
       },
       "buffer"_a, "root"_a, "async_op"_a = false, "Copies root's `buffer` into every rank's, in place.");
   cls.def(
       "reduce",
-      [](PyCommunicator& self, ReadOnly send, std::optional<Writable> recvArg, int root, const std::string& op,
-         bool async) {
-        Buffer s = bufferOf(send, "reduce send");
-        Buffer r = recvArg ? bufferOf(*recvArg, "reduce recv") : s;
+      [](PyCommunicator& self, nb::handle send, nb::handle recvArg, int root, const std::string& op, bool async) {
+        const bool inPlace = recvArg.is_none();
+        Buffer s =
+            inPlace ? outputOf(send, "reduce send (in place: it receives the result)") : inputOf(send, "reduce send");
+        Buffer r = inPlace ? s : outputOf(recvArg, "reduce recv");
         sameType(s, r, "reduce");
         countIs(r.count, s.count, "reduce", "recv");
         RedOp red = redOpOf(op);
         Communicator& c = self.comm();
         return self.run(
-            async, {handleOf(send), recvArg ? handleOf(*recvArg) : nb::none()},
-            [&] { return c.reduce(s.data, r.data, s.count, s.type, red, root); },
+            async, {s, r}, [&] { return c.reduce(s.data, r.data, s.count, s.type, red, root); },
             [&] { return c.reduceAsync(s.data, r.data, s.count, s.type, red, root); });
       },
       "send"_a, "recv"_a.none() = nb::none(), "root"_a = 0, "op"_a = "sum", "async_op"_a = false,
       "Reduces `send` over all ranks into root's `recv` (in place when None); other ranks' recv is untouched.");
   cls.def(
       "gather",
-      [](PyCommunicator& self, ReadOnly send, std::optional<Writable> recvArg, int root, bool async) {
-        Buffer s = bufferOf(send, "gather send");
+      [](PyCommunicator& self, nb::handle send, nb::handle recvArg, int root, bool async) {
+        Buffer s = inputOf(send, "gather send");
         Communicator& c = self.comm();
         Buffer r;
         if (c.rank() == root) {
-          if (!recvArg) throw Failure{invalidArgument("gather: the root needs a recv array")};
-          r = bufferOf(*recvArg, "gather recv");
+          if (recvArg.is_none()) throw Failure{invalidArgument("gather: the root needs a recv array")};
+          r = outputOf(recvArg, "gather recv");
           sameType(s, r, "gather");
           countIs(r.count, s.count * c.size(), "gather", "recv (send's count times the ranks)");
         }
         return self.run(
-            async, {handleOf(send), recvArg ? handleOf(*recvArg) : nb::none()},
-            [&] { return c.gather(s.data, r.data, s.count, s.type, root); },
+            async, {s, r}, [&] { return c.gather(s.data, r.data, s.count, s.type, root); },
             [&] { return c.gatherAsync(s.data, r.data, s.count, s.type, root); });
       },
       "send"_a, "recv"_a.none() = nb::none(), "root"_a = 0, "async_op"_a = false,
       "Root receives every rank's `send`, in rank order (recv is needed on the root only).");
   cls.def(
       "scatter",
-      [](PyCommunicator& self, std::optional<ReadOnly> sendArg, Writable recv, int root, bool async) {
-        Buffer r = bufferOf(recv, "scatter recv");
+      [](PyCommunicator& self, nb::handle sendArg, nb::handle recv, int root, bool async) {
+        Buffer r = outputOf(recv, "scatter recv");
         Communicator& c = self.comm();
         Buffer s;
         if (c.rank() == root) {
-          if (!sendArg) throw Failure{invalidArgument("scatter: the root needs a send array")};
-          s = bufferOf(*sendArg, "scatter send");
+          if (sendArg.is_none()) throw Failure{invalidArgument("scatter: the root needs a send array")};
+          s = inputOf(sendArg, "scatter send");
           sameType(s, r, "scatter");
           countIs(s.count, r.count * c.size(), "scatter", "send (recv's count times the ranks)");
         }
         return self.run(
-            async, {sendArg ? handleOf(*sendArg) : nb::none(), handleOf(recv)},
-            [&] { return c.scatter(s.data, r.data, r.count, r.type, root); },
+            async, {s, r}, [&] { return c.scatter(s.data, r.data, r.count, r.type, root); },
             [&] { return c.scatterAsync(s.data, r.data, r.count, r.type, root); });
       },
       "send"_a.none(), "recv"_a, "root"_a = 0, "async_op"_a = false,
       "Rank i receives block i of root's `send` (send is needed on the root only).");
   cls.def(
       "send",
-      [](PyCommunicator& self, ReadOnly buf, int peer, bool async) {
-        Buffer b = bufferOf(buf, "send buffer");
+      [](PyCommunicator& self, nb::handle buf, int peer, bool async) {
+        Buffer b = inputOf(buf, "send buffer");
         Communicator& c = self.comm();
         return self.run(
-            async, {handleOf(buf)}, [&] { return c.send(b.data, b.count, b.type, peer); },
+            async, {b}, [&] { return c.send(b.data, b.count, b.type, peer); },
             [&] { return c.sendAsync(b.data, b.count, b.type, peer); });
       },
       "buffer"_a, "peer"_a, "async_op"_a = false, "Sends `buffer` to rank `peer`, which calls recv.");
   cls.def(
       "recv",
-      [](PyCommunicator& self, Writable buf, int peer, bool async) {
-        Buffer b = bufferOf(buf, "recv buffer");
+      [](PyCommunicator& self, nb::handle buf, int peer, bool async) {
+        Buffer b = outputOf(buf, "recv buffer");
         Communicator& c = self.comm();
         return self.run(
-            async, {handleOf(buf)}, [&] { return c.recv(b.data, b.count, b.type, peer); },
+            async, {b}, [&] { return c.recv(b.data, b.count, b.type, peer); },
             [&] { return c.recvAsync(b.data, b.count, b.type, peer); });
       },
       "buffer"_a, "peer"_a, "async_op"_a = false, "Receives into `buffer` what rank `peer` sends.");

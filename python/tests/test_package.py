@@ -1,5 +1,8 @@
 """chorus's own Python API on numpy arrays: every collective, async requests, stores, and errors."""
 
+import mmap
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -103,10 +106,38 @@ def bad_arguments_body(rank, n, port, uid_bytes):
         comm.all_reduce(np.zeros(4, np.float32), op="mean")
     with pytest.raises(chorus.Error, match="root"):
         comm.broadcast(np.zeros(4, np.float32), root=5)
-    with pytest.raises(TypeError):  # a read-only array cannot receive
-        ro = np.zeros(4, np.float32)
-        ro.flags.writeable = False
+    # A read-only array cannot receive, and is left as it was: numpy's flag, arrays over bytes and read-only maps,
+    # and the send array of an in-place call.
+    ro = np.ones(4, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(chorus.Error, match="broadcast buffer: read-only") as e:
         comm.broadcast(ro, root=0)
+    assert e.value.code == "invalid_argument"
+    with pytest.raises(chorus.Error, match=r"all_reduce send \(in place.*read-only"):
+        comm.all_reduce(ro)
+    with pytest.raises(chorus.Error, match="all_reduce recv: read-only"):
+        comm.all_reduce(np.ones(4, np.float32), ro)
+    with pytest.raises(chorus.Error, match=r"reduce send \(in place.*read-only"):
+        comm.reduce(ro, root=0)
+    np.testing.assert_array_equal(ro, [1] * 4)
+    immutable = bytes(np.ones(4, np.float32).tobytes())
+    with pytest.raises(chorus.Error, match="read-only"):
+        comm.all_reduce(np.frombuffer(immutable, np.float32))
+    assert immutable == np.ones(4, np.float32).tobytes()
+    with tempfile.TemporaryFile() as f:
+        f.write(bytes(4096))
+        f.flush()
+        mapped = mmap.mmap(f.fileno(), 4096, access=mmap.ACCESS_READ)
+        with pytest.raises(chorus.Error, match="recv buffer: read-only"):
+            comm.recv(np.frombuffer(mapped, np.uint8), peer=(rank + 1) % n)
+        with pytest.raises(chorus.Error, match="read-only"):
+            comm.all_reduce(np.frombuffer(mapped, np.uint8))
+        mapped.close()
+    with pytest.raises(chorus.Error, match="all_gather recv: not an array"):
+        comm.all_gather(np.zeros(4, np.float32), [0.0] * 8)
+    # Empty arrays are valid (numpy gives them strides of 0).
+    comm.all_reduce(np.zeros(0, np.float32))
+    comm.all_gather(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32))
     # After all those, the communicator still works.
     x = np.ones(3, np.float32)
     comm.all_reduce(x)
