@@ -441,7 +441,9 @@ class ChorusBackend : public c10d::Backend {
   // A Work that copies `flat`, once filled, into `outputs` (the list forms of allgather, all_to_all and gather).
   Work copiedOut(const Work& work, at::Tensor flat, std::vector<at::Tensor> outputs, OpType type) {
     auto future = work->getFuture()->then(
-        [flat, outputs](c10::ivalue::Future&) {
+        [flat, outputs](c10::ivalue::Future& call) {
+          // then() runs this after a failed call too: its error passes on, and no output is written from it.
+          if (call.hasError()) std::rethrow_exception(call.exception_ptr());
           int64_t offset = 0;
           for (const auto& o : outputs) {
             o.copy_(flat.narrow(0, offset, o.numel()).view(o.sizes()));
@@ -461,9 +463,10 @@ class ChorusBackend : public c10d::Backend {
     bool isCompleted() override { return future_->completed(); }
     bool isSuccess() const override { return future_->completed() && !future_->hasError(); }
     bool wait(std::chrono::milliseconds) override {
-      future_->wait();
+      future_->waitAndThrow();
       return true;
     }
+    std::exception_ptr exception() const override { return future_->completed() ? future_->exception_ptr() : nullptr; }
     std::vector<at::Tensor> result() override { return outputs_; }
     c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
 

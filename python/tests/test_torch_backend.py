@@ -241,3 +241,84 @@ def killed_body(rank, n, port):
 
 def test_a_killed_rank_makes_the_others_raise_within_10_s():
     run_ranks(killed_body, 3, expect_exit={2})
+
+
+SENTINEL = -7.0
+LIST_FORMS = ("all_gather", "all_to_all", "gather")
+
+
+def mismatch_cases(n, rank):
+    """(name, symmetric, outputs(count), call(outputs, count, group, async_op)): each collective in each form, on
+    output tensors filled with SENTINEL. Symmetric calls exchange bytes both ways, so every rank's call itself must
+    fail; in the others a rank that only sends may learn of the mismatch at its next call with the peer."""
+    def filled(*counts):
+        return [torch.full((c,), SENTINEL) for c in counts]
+
+    def ones(c):  # this rank's input: rank + 1, so that a peer's bytes would show
+        return torch.full((c,), rank + 1.0)
+
+    return [
+        ("all_gather", True, lambda c: filled(*[c] * n),
+         lambda o, c, g, a: dist.all_gather(o, ones(c), group=g, async_op=a)),
+        ("all_to_all", True, lambda c: filled(*[c] * n),
+         lambda o, c, g, a: dist.all_to_all(o, [ones(c)] * n, group=g, async_op=a)),
+        ("gather", False, lambda c: filled(*[c] * n) if rank == 0 else [],
+         lambda o, c, g, a: dist.gather(ones(c), o if rank == 0 else None, dst=0, group=g, async_op=a)),
+        ("all_reduce", True, lambda c: [ones(c)],
+         lambda o, c, g, a: dist.all_reduce(o[0], group=g, async_op=a)),
+        ("all_gather_into_tensor", True, lambda c: filled(n * c),
+         lambda o, c, g, a: dist.all_gather_into_tensor(o[0], ones(c), group=g, async_op=a)),
+        ("reduce_scatter_tensor", True, lambda c: filled(c),
+         lambda o, c, g, a: dist.reduce_scatter_tensor(o[0], ones(n * c), group=g, async_op=a)),
+        ("reduce_scatter", True, lambda c: filled(c),
+         lambda o, c, g, a: dist.reduce_scatter(o[0], [ones(c)] * n, group=g, async_op=a)),
+        ("all_to_all_single", True, lambda c: filled(n * c),
+         lambda o, c, g, a: dist.all_to_all_single(o[0], ones(n * c), group=g, async_op=a)),
+        ("broadcast", False, lambda c: filled(c),
+         lambda o, c, g, a: dist.broadcast(o[0], src=0, group=g, async_op=a)),
+        ("reduce", False, lambda c: [ones(c)],
+         lambda o, c, g, a: dist.reduce(o[0], dst=0, group=g, async_op=a)),
+        ("scatter", False, lambda c: filled(c),
+         lambda o, c, g, a: dist.scatter(o[0], [ones(c)] * n if rank == 0 else None, src=0, group=g, async_op=a)),
+    ]
+
+
+def mismatch_body(rank, n, port):
+    init(rank, n, port, timeout=30)
+    count = 4 + rank  # the ranks' counts differ: every call below is a mismatch
+    for name, symmetric, make_outputs, call in mismatch_cases(n, rank):
+        for async_op in (False, True):
+            case = f"{name} async_op={async_op} on rank {rank}"
+            group = dist.new_group(backend="chorus")  # a fresh communicator: a failed call poisons its own
+            outputs = make_outputs(count)
+            before = [o.clone() for o in outputs]
+            work, failed = None, False
+            try:
+                work = call(outputs, count, group, async_op)
+                if async_op:
+                    work.wait()
+            except dist.DistBackendError as e:
+                assert "chorus" in str(e), case
+                failed = True
+            if failed and async_op:
+                assert work.is_completed(), case
+                with pytest.raises(Exception, match="chorus"):
+                    work.get_future().wait()
+            if failed:
+                # The list forms copy out only after a call succeeded: their outputs are untouched. A tensor form
+                # may have placed this rank's own block before the peer's header showed the mismatch, never a
+                # byte of the peer's.
+                for o, b in zip(outputs, before):
+                    if name in LIST_FORMS:
+                        assert torch.equal(o, b), f"{case}: the failed call wrote {o}"
+                    else:
+                        assert torch.all((o == b) | (o == rank + 1)), f"{case}: the failed call wrote {o}"
+            else:
+                assert not symmetric, f"{case}: returned success after a mismatch"
+                with pytest.raises(dist.DistBackendError):  # the sending side learns of it at its next call
+                    dist.all_reduce(torch.ones(1), group=group)
+    dist.destroy_process_group()
+
+
+def test_every_form_of_every_collective_raises_on_a_mismatch():
+    run_ranks(mismatch_body, 2, timeout=300)
