@@ -3,7 +3,9 @@
 // after its error (the neighbours' failures travel on: a failing rank closes its connections, and the first cause is
 // kept by the rendezvous store for the others' messages).
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -92,6 +94,56 @@ std::string caseName(const ::testing::TestParamInfo<std::tuple<std::string, int>
 INSTANTIATE_TEST_SUITE_P(Calls, DeadPeer,
                          ::testing::Combine(::testing::ValuesIn(processTransports()), ::testing::Values(0, 1, 2)),
                          caseName);
+
+// The rendezvous store lives in rank 0's process (as when rank 0 made the UniqueId, or holds torch's TCPStore), and
+// rank 0 exits: the survivors' errors name rank 0, not the store's lost connection, which is no cause of anything.
+TEST(DeadPeer, SurvivorsNameTheRankThatHeldTheStore) {
+  constexpr int kN = 3;
+  int idPipes[kN][2], reports[kN][2];
+  std::vector<pid_t> pids;
+  for (int r = 0; r < kN; ++r) {
+    ASSERT_EQ(pipe(idPipes[r]), 0);
+    ASSERT_EQ(pipe(reports[r]), 0);
+  }
+  for (int r = 0; r < kN; ++r) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid > 0) {
+      pids.push_back(pid);
+      continue;
+    }
+    UniqueId id;
+    if (r == 0) {
+      if (!UniqueId::create(&id).isOk()) _exit(2);
+      for (int peer = 1; peer < kN; ++peer)
+        if (write(idPipes[peer][1], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id))) _exit(2);
+    } else {
+      pollfd p{idPipes[r][0], POLLIN, 0};
+      if (poll(&p, 1, 30000) != 1 || read(idPipes[r][0], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id))) _exit(2);
+    }
+    std::unique_ptr<Communicator> comm;
+    if (!Communicator::create(id, kN, r, &comm).isOk()) _exit(3);
+    if (r == 0) _exit(1);  // as on an error of its own, with its store
+    std::vector<float> buf(4, 1.0f);
+    Status st = comm->allReduce(buf.data(), buf.data(), buf.size(), DataType::kFloat32, RedOp::sum());
+    const std::string message = st.isOk() ? "no error" : st.message();
+    if (write(reports[r][1], message.data(), message.size()) < 0) _exit(5);
+    _exit(0);
+  }
+  for (int r = 0; r < kN; ++r) close(reports[r][1]);
+  for (int r = 0; r < kN; ++r) {
+    int status = 0;
+    waitpid(pids[r], &status, 0);
+    EXPECT_TRUE(WIFEXITED(status)) << "rank " << r;
+    EXPECT_EQ(WEXITSTATUS(status), r == 0 ? 1 : 0) << "rank " << r;
+    if (r == 0) continue;
+    std::string message(4096, '\0');
+    const ssize_t n = read(reports[r][0], message.data(), message.size());
+    message.resize(n > 0 ? n : 0);
+    EXPECT_NE(message.find("rank 0"), std::string::npos) << "rank " << r << ": " << message;
+    EXPECT_EQ(message.find("bootstrap root"), std::string::npos) << "rank " << r << ": " << message;
+  }
+}
 
 }  // namespace
 }  // namespace chorus::testing

@@ -119,9 +119,9 @@ void Bootstrap::failSetup(const std::string& why) {
 }
 
 void Bootstrap::reportFailure(const std::string& why, std::string* first) {
-  Status st = store_->fail(namespace_, why);
-  // The store answers a failed namespace with its first cause, which may be this one.
-  *first = st.isOk() || st.code() != ErrorCode::kRemoteError ? "" : st.message();
+  // A store that is gone (its rank failed too) knows no cause: this rank's own view of the failure stands.
+  std::string cause;
+  *first = store_->fail(namespace_, why, &cause).isOk() ? cause : "";
 }
 
 Status Bootstrap::setupStatus() {

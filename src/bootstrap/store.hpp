@@ -35,11 +35,12 @@ class KeyValueStore {
 
   /// Setup of the communicator whose keys live under `space`: this client's `rank` (of `nranks`) starts it, finishes
   /// it, or fails it with `why`. Once some rank failed `space`, requests on keys under it fail with the first cause
-  /// (chorus's server also fails them when a rank between join and ready loses its connection). Each returns that
-  /// cause when `space` already failed.
+  /// (chorus's server also fails them when a rank between join and ready loses its connection). join and ready
+  /// return that cause when `space` already failed; fail sets *firstCause to it (`why` when this is the first) and
+  /// returns an error only when the store could not be told (it is gone: its error is no cause of the failure).
   virtual Status join(const std::string& space, int rank, int nranks) = 0;
   virtual Status ready(const std::string& space) = 0;
-  virtual Status fail(const std::string& space, const std::string& why) = 0;
+  virtual Status fail(const std::string& space, const std::string& why, std::string* firstCause) = 0;
 };
 
 /// A connection to chorus's own store server.
@@ -55,11 +56,12 @@ class StoreClient : public KeyValueStore {
   Status setIfAbsent(const std::string& key, const std::string& value, std::string* stored) override;
   Status join(const std::string& space, int rank, int nranks) override;
   Status ready(const std::string& space) override;
-  Status fail(const std::string& space, const std::string& why) override;
+  Status fail(const std::string& space, const std::string& why, std::string* firstCause) override;
 
  private:
+  /// *answered (where given) tells whether the server replied, with success or with a refusal.
   Status request(uint32_t op, const std::string& key, const std::string& value, std::string* reply,
-                 const Deadline& deadline);
+                 const Deadline& deadline, bool* answered = nullptr);
   int fd_ = -1;
   uint64_t sequence_ = 0;  // of the last request sent
   net::Endpoint server_;

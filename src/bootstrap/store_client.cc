@@ -25,7 +25,7 @@ Status StoreClient::connect(const net::Endpoint& server, uint64_t secret, const 
 }
 
 Status StoreClient::request(uint32_t op, const std::string& key, const std::string& value, std::string* reply,
-                            const Deadline& deadline) {
+                            const Deadline& deadline, bool* answered) {
   // try_lock in a loop rather than a timed mutex: ThreadSanitizer does not see pthread_mutex_clocklock.
   std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
   while (!lock.try_lock()) {
@@ -70,6 +70,7 @@ Status StoreClient::request(uint32_t op, const std::string& key, const std::stri
     net::closeFd(fd_);
     return st.withContext("bootstrap root " + server_.toString() + " (key '" + key + "')");
   }
+  if (answered) *answered = true;
   if (r.status != wire::kOk) return remoteError(*reply);
   return Status::ok();
 }
@@ -107,10 +108,15 @@ Status StoreClient::ready(const std::string& space) {
   return request(wire::kReady, space, "", &ignored, Deadline::fromSettings());
 }
 
-Status StoreClient::fail(const std::string& space, const std::string& why) {
-  std::string ignored;
+Status StoreClient::fail(const std::string& space, const std::string& why, std::string* firstCause) {
+  std::string reply;
+  bool answered = false;
   // Said on the way out of a failed init: a root that is gone too must not hold it for long.
-  return request(wire::kFail, space, why, &ignored, Deadline::after(std::min(1.0, TimeoutScope::seconds())));
+  Status st =
+      request(wire::kFail, space, why, &reply, Deadline::after(std::min(1.0, TimeoutScope::seconds())), &answered);
+  if (!answered) return st;
+  *firstCause = st.isOk() ? why : reply;  // a failed namespace is answered with its first cause
+  return Status::ok();
 }
 
 }  // namespace chorus::bootstrap

@@ -87,17 +87,15 @@ Status UserStore::join(const std::string& space, int /*rank*/, int /*nranks*/) {
 
 Status UserStore::ready(const std::string& space) { return failureOver(space); }
 
-Status UserStore::fail(const std::string& space, const std::string& why) {
+Status UserStore::fail(const std::string& space, const std::string& why, std::string* firstCause) {
   int64_t failures = 0;
   CHORUS_TRY(storeError(store_->add(failuresKey(space), 1, &failures), "add", failuresKey(space)));
-  if (failures == 1) {
-    CHORUS_TRY(storeError(store_->set(causeKey(space), why), "set", causeKey(space)));
-    return remoteError(why);
-  }
+  *firstCause = why;
+  if (failures == 1) return storeError(store_->set(causeKey(space), why), "set", causeKey(space));
   // An earlier failure's cause follows its count at once; said on the way out, so the wait is short.
   std::string first;
-  Status st = get(causeKey(space), &first, Deadline::after(1.0));
-  return remoteError(st.isOk() ? first : why);
+  if (get(causeKey(space), &first, Deadline::after(1.0)).isOk()) *firstCause = first;
+  return Status::ok();
 }
 
 }  // namespace chorus::bootstrap

@@ -24,7 +24,7 @@ class UserStore : public KeyValueStore {
   Status setIfAbsent(const std::string& key, const std::string& value, std::string* stored) override;
   Status join(const std::string& space, int rank, int nranks) override;
   Status ready(const std::string& space) override;
-  Status fail(const std::string& space, const std::string& why) override;
+  Status fail(const std::string& space, const std::string& why, std::string* firstCause) override;
 
  private:
   /// The first failure of a space that `key` lies under, as a kRemoteError; ok when none failed.

@@ -471,7 +471,7 @@ void Execution::advanceLocals(bool afterPeers, bool* moved) {
 
 Status Execution::advance(bool* moved) {
   if (abortFlag_ && abortFlag_->load(std::memory_order_relaxed)) {
-    return invalidUsage("the communicator was aborted");
+    return remoteError("the communicator was aborted");  // as NCCL and the README say: ncclRemoteError
   }
   if (localsPending_) advanceLocals(/*afterPeers=*/false, moved);
   for (auto& [peer, q] : peers_) {
