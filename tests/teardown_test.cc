@@ -2,8 +2,10 @@
 // same call report an error, and ending leaves nothing behind.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -63,6 +65,65 @@ TEST(Teardown, TheRootEndsWithItsLastCommunicator) {
   EXPECT_LE(entriesIn("/proc/self/task"), threadsBefore);
   EXPECT_LE(entriesIn("/proc/self/fd"), fdsBefore + 2);  // logging may have opened a file
 }
+
+// 1,000 communicators split off, used and destroyed in turn on each of 2 processes, over shm and tcp: open files,
+// threads, this process's /dev/shm segments and resident memory stay where they were after the first 50.
+class SplitCycles : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SplitCycles, AThousandLeaveNothingBehind) {
+  const std::string transport = GetParam();
+  {
+    auto results = runProcesses(
+        2, transport,
+        [](Communicator& comm) -> std::string {
+          auto shmSegments = [] {
+            int n = 0;
+            const std::string prefix = "chorus-" + std::to_string(getpid()) + "-";
+            if (DIR* d = opendir("/dev/shm")) {
+              while (dirent* e = readdir(d)) n += std::string(e->d_name).rfind(prefix, 0) == 0;
+              closedir(d);
+            }
+            return n;
+          };
+          auto residentMiB = [] {
+            long pages = 0, resident = 0;
+            if (FILE* f = fopen("/proc/self/statm", "r")) {
+              if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+              fclose(f);
+            }
+            return resident * (sysconf(_SC_PAGESIZE) / 1024) / 1024.0;
+          };
+          int fds = 0, threads = 0, segments = 0;
+          double resident = 0;
+          for (int cycle = 0; cycle < 1000; ++cycle) {
+            if (cycle == 50) {
+              fds = entriesIn("/proc/self/fd"), threads = entriesIn("/proc/self/task"), segments = shmSegments();
+              resident = residentMiB();
+            }
+            std::unique_ptr<Communicator> child;
+            if (Status st = comm.split(0, comm.rank(), &child); !st.isOk()) return "split: " + st.message();
+            float v = 1;
+            if (Status st = child->allReduce(&v, &v, 1, DataType::kFloat32, RedOp::sum()); !st.isOk() || v != 2)
+              return "cycle " + std::to_string(cycle) + ": " + (st.isOk() ? "a wrong sum" : st.message());
+          }
+          std::string grew;
+          if (entriesIn("/proc/self/fd") > fds)
+            grew += " open files " + std::to_string(fds) + " -> " + std::to_string(entriesIn("/proc/self/fd"));
+          if (entriesIn("/proc/self/task") > threads)
+            grew += " threads " + std::to_string(threads) + " -> " + std::to_string(entriesIn("/proc/self/task"));
+          if (shmSegments() > segments)
+            grew += " /dev/shm segments " + std::to_string(segments) + " -> " + std::to_string(shmSegments());
+          if (residentMiB() > resident + 16)
+            grew += " resident memory " + std::to_string(resident) + " -> " + std::to_string(residentMiB()) + " MiB";
+          return grew.empty() ? "" : "after 1000 cycles:" + grew;
+        },
+        500);
+    for (int r = 0; r < 2; ++r)
+      EXPECT_EQ(results[r].exitCode, 0) << transport << " rank " << r << ": " << results[r].message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, SplitCycles, ::testing::Values("shm", "tcp"));
 
 }  // namespace
 }  // namespace chorus::testing

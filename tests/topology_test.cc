@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -278,6 +279,57 @@ TEST(TopologyQuirks, UnreadableFilesFailNamingTheFile) {
   unlink(path);
   EXPECT_FALSE(st.isOk());
   EXPECT_NE(st.message().find("hwloc"), std::string::npos) << st.message();
+}
+
+// NCCL_TOPO_FILE as an attacker or a broken disk writes it, in each format chorus reads: cut short, nested far
+// past any machine, with entities that expand a billion-fold, and larger than any topology. Each ends in an error
+// naming the file, in bounded time and memory, and nothing crashes.
+TEST(TopologyQuirks, HostileFilesFailNamingTheFile) {
+  char dir[] = "/tmp/chorus_hostile_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  auto load = [&](const std::string& name, const std::string& text) {
+    const std::string path = std::string(dir) + "/" + name;
+    std::ofstream(path, std::ios::binary) << text;
+    SystemGraph g;
+    Status st = loadTopologyFile(path, "h", &g);
+    unlink(path.c_str());
+    return st;
+  };
+  const std::string laughs =
+      "<?xml version=\"1.0\"?>\n<!DOCTYPE system [<!ENTITY a \"aaaaaaaaaa\">"
+      "<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\"><!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">"
+      "<!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\"><!ENTITY e \"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\">"
+      "<!ENTITY f \"&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;\"><!ENTITY g \"&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;\">"
+      "<!ENTITY h \"&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;\"><!ENTITY i \"&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;\">]>\n";
+  std::string deepPci, deepObject;
+  for (int i = 0; i < 100000; ++i) deepPci += "<pci busid=\"0000:01:00." + std::to_string(i % 8) + "\">";
+  for (int i = 0; i < 100000; ++i) deepObject += "<object type=\"Group\">";
+  const std::pair<std::string, std::string> files[] = {
+      {"cut_nccl.xml", "<system version=\"1\">\n<cpu numaid=\"0\">\n<pci busid=\"0000:01"},
+      {"cut_hwloc.xml", "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n<object type=\"Machine\" os_index"},
+      {"cut_own.xml", "<chorus-topology version=\"1\">\n<node kind="},
+      {"deep_nccl.xml", "<system version=\"1\"><cpu numaid=\"0\">" + deepPci},
+      {"deep_hwloc.xml", "<?xml version=\"1.0\"?>\n<topology version=\"2.0\"><object type=\"Machine\">" + deepObject},
+      {"laughs_nccl.xml", laughs + "<system version=\"1\"><cpu numaid=\"0\" arch=\"&i;\"/></system>"},
+      {"laughs_hwloc.xml",
+       laughs + "<topology version=\"2.0\"><object type=\"Machine\" os_index=\"0\"><info name=\"x\" value=\"&i;\"/>"
+                "</object></topology>"},
+      {"huge.xml", "<system version=\"1\"><!--" + std::string(80 << 20, 'x') + "--></system>"},
+  };
+  for (const auto& [name, text] : files) {
+    const auto start = std::chrono::steady_clock::now();
+    Status st = load(name, text);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 10) << name;
+    if (name == "laughs_nccl.xml") {  // NCCL's format is read without a DTD: the entity stays unexpanded text
+      EXPECT_TRUE(st.isOk()) << st.message();
+      continue;
+    }
+    EXPECT_FALSE(st.isOk()) << name << " loaded";
+    EXPECT_NE(st.message().find(name), std::string::npos) << name << ": " << st.message();
+    if (name == "huge.xml") EXPECT_NE(st.message().find("more than any topology"), std::string::npos) << st.message();
+  }
+  rmdir(dir);
 }
 
 TEST(TopologyQuirks, OwnFormatChecksReferences) {

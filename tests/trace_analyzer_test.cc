@@ -152,5 +152,38 @@ TEST_F(TraceAnalyzer, AnEmptyDirectoryIsSaidSo) {
   EXPECT_NE(report.find("no flight records in"), std::string::npos) << report;
 }
 
+// Dump files are read from a directory anyone may write to: random bytes, a record cut short (a rank killed while
+// writing), JSON of the wrong shape, ranks and peers outside the communicator, two ranks that disagree on its size,
+// nesting 200,000 deep and a directory named like a record are each skipped with a line naming the file and why;
+// nothing crashes, and a communicator is judged on its valid records only.
+TEST_F(TraceAnalyzer, GarbageFilesAreSkippedNamingEach) {
+  auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir_ + "/" + name) << text; };
+  std::string noise(5000, '\0');
+  for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>((i * 2654435761u) >> 13);
+  write("chorus-trace-00000000000000aa-rank0.json", noise);
+  const std::string head = R"({"format": "chorus-flight-record/1", "comm": "aa", )";
+  write("cut.json", head + R"("rank": 1, "size": 4, "entries": [{"seq": 1)");
+  write("array.json", "[1, 2, 3]");
+  write("outside.json", head + R"("rank": 99, "size": 4, "entries": []})");
+  write("negative.json", head + R"("rank": -5, "size": 0, "entries": []})");
+  write("peer.json", head + R"("rank": 2, "size": 4, "in_flight_peers": [{"peer": 7, "sent": 0, "to_send": 1, )" +
+                         R"("received": 0, "to_receive": 1}], "entries": []})");
+  write("a_valid.json", head + R"("rank": 3, "size": 4, "entries": []})");
+  write("resized.json", head + R"("rank": 0, "size": 8, "entries": []})");
+  write("deep.json", std::string(200000, '[') + std::string(200000, ']'));
+  std::filesystem::create_directories(dir_ + "/dir.json");
+  const std::string report = runTool(dir_);
+  for (const char* file : {"rank0.json", "cut.json", "array.json", "outside.json", "negative.json", "peer.json",
+                           "resized.json", "deep.json", "dir.json"})
+    EXPECT_NE(report.find(std::string("skipped ") + dir_ + "/" +
+                          (file[0] == 'r' && file[1] == 'a' ? "chorus-trace-00000000000000aa-" : "") + file),
+              std::string::npos)
+        << file << "\n"
+        << report;
+  EXPECT_NE(report.find("rank 99 is outside the communicator's 4 ranks"), std::string::npos) << report;
+  EXPECT_NE(report.find("in-flight peer 7 is outside"), std::string::npos) << report;
+  EXPECT_NE(report.find("communicator aa: 4 ranks"), std::string::npos) << report;  // judged on a_valid.json
+}
+
 }  // namespace
 }  // namespace chorus::testing

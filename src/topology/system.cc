@@ -43,8 +43,15 @@ SystemGraph replicateHost(const SystemGraph& host, int copies) {
 }
 
 Status loadTopologyFile(const std::string& path, const std::string& hostName, SystemGraph* graph) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return invalidArgument("topology file " + path + ": cannot be opened");
+  // The largest machine's files are a few hundred KiB: a larger one is no topology, and is not read into memory.
+  constexpr std::streamoff kMostBytes = 64 << 20;
+  if (const std::streamoff bytes = in.tellg(); bytes > kMostBytes) {
+    return invalidArgument("topology file " + path + ": " + std::to_string(bytes >> 20) +
+                           " MiB, more than any topology (64 MiB)");
+  }
+  in.seekg(0);
   std::ostringstream text;
   text << in.rdbuf();
   const std::string content = text.str();

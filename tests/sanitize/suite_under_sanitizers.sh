@@ -33,11 +33,14 @@ declare -A threaded=(
   [moe_test]='-*processes*' [pipeline_parallel_test]='-*Processes*' [balance_test]='-*Processes'
   [param_server_test]='-*Killed*:*Dead*' [shard_keeper_test]='*'
 )
-echo "== ThreadSanitizer: building ${!threaded[*]} in $tree"
+echo "== ThreadSanitizer: building ${!threaded[*]} chorus_soak in $tree"
 configure_sanitized_tree "$src" "$tree" thread
-cmake --build "$tree" -j"$jobs" --target "${!threaded[@]}" >/dev/null
+cmake --build "$tree" -j"$jobs" --target "${!threaded[@]}" chorus_soak >/dev/null
 for test in "${!threaded[@]}"; do
   echo "== ThreadSanitizer: $test ${threaded[$test]}"
   timeout 1200 "$tree/tests/$test" --gtest_brief=1 --gtest_filter="${threaded[$test]}"
 done
+# The soak's random mix on 4 thread ranks (the suite above ran its process runs under the other sanitizers).
+echo "== ThreadSanitizer: chorus_soak, 4 thread ranks"
+timeout 1200 "$tree/tests/chorus_soak" --threads --nranks 4 --seed 1 --seeds 2 --calls 200 --deadline 900
 echo "== no sanitizer reports"
