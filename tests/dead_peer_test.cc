@@ -99,8 +99,9 @@ INSTANTIATE_TEST_SUITE_P(Calls, DeadPeer,
 // rank 0 exits: the survivors' errors name rank 0, not the store's lost connection, which is no cause of anything.
 TEST(DeadPeer, SurvivorsNameTheRankThatHeldTheStore) {
   constexpr int kN = 3;
-  int idPipes[kN][2], reports[kN][2];
+  int idPipes[kN][2], reports[kN][2], created[2];
   std::vector<pid_t> pids;
+  ASSERT_EQ(pipe(created), 0);
   for (int r = 0; r < kN; ++r) {
     ASSERT_EQ(pipe(idPipes[r]), 0);
     ASSERT_EQ(pipe(reports[r]), 0);
@@ -123,7 +124,16 @@ TEST(DeadPeer, SurvivorsNameTheRankThatHeldTheStore) {
     }
     std::unique_ptr<Communicator> comm;
     if (!Communicator::create(id, kN, r, &comm).isOk()) _exit(3);
-    if (r == 0) _exit(1);  // as on an error of its own, with its store
+    if (r == 0) {
+      // Once every rank's init has returned (the store answers the last step of init after rank 0's own returns).
+      for (int peer = 1; peer < kN; ++peer) {
+        char made;
+        pollfd p{created[0], POLLIN, 0};
+        if (poll(&p, 1, 30000) != 1 || read(created[0], &made, 1) != 1) _exit(2);
+      }
+      _exit(1);  // as on an error of its own, with its store
+    }
+    if (write(created[1], "c", 1) != 1) _exit(2);
     std::vector<float> buf(4, 1.0f);
     Status st = comm->allReduce(buf.data(), buf.data(), buf.size(), DataType::kFloat32, RedOp::sum());
     const std::string message = st.isOk() ? "no error" : st.message();
