@@ -153,7 +153,7 @@ bool runThreads(const Options& o, uint64_t seed, const std::vector<soak::Call>& 
     while (secondsSince(start) < o.deadlineSeconds) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       bool done = true;
-      for (int r = 0; r < o.nranks; ++r) done = done && progress[r].rssKibAtEnd != 0;
+      for (int r = 0; r < o.nranks; ++r) done = done && progress[r].finished.load(std::memory_order_acquire);
       if (done) return;
     }
     fprintf(stderr, "chorus_soak: seed %llu: the ranks did not finish within %.0f s\n", (unsigned long long)seed,

@@ -315,6 +315,7 @@ std::string runRank(ncclComm_t comm, int rank, int nranks, uint64_t seed, const 
   }
   progress->rssKibAtEnd = rssKib();
   progress->fdsAtEnd = openFds();
+  progress->finished.store(true, std::memory_order_release);
   return "";
 }
 

@@ -16,6 +16,8 @@ struct Progress {
   std::atomic<int64_t> call{-1};  // the call under way
   int64_t rssKibAtQuarter = 0, rssKibAtEnd = 0;
   int64_t fdsAtQuarter = 0, fdsAtEnd = 0;
+  // Set after the figures above are written, so that a watching thread reads them only once they are final.
+  std::atomic<bool> finished{false};
 };
 
 /// Runs `calls` (those `only` lists, as "3,10-12,40-", where it is not empty) as rank `rank` of `comm`; returns ""
