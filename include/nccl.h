@@ -1,4 +1,4 @@
-/*
+/** @file
  * nccl.h -- the NCCL-compatible C API of chorus.
  *
  * Names, enum values, struct layouts and functions follow the nccl.h of NCCL 2.28.9, so a program written for NCCL
@@ -37,34 +37,45 @@
 #include <cuda_fp8.h>
 #endif
 #else
+/** Without CUDA: an opaque pointer of the shape of CUDA's stream handle. */
 typedef struct CUstream_st* cudaStream_t;
 #endif
 
+/** The NCCL API level of this header, 2.27.7 (see the file's description). */
 #define NCCL_MAJOR 2
+/** See NCCL_MAJOR. */
 #define NCCL_MINOR 27
+/** See NCCL_MAJOR. */
 #define NCCL_PATCH 7
+/** See NCCL_MAJOR. */
 #define NCCL_SUFFIX ""
+/** NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH). */
 #define NCCL_VERSION_CODE 22707
+/** A version as one number, NCCL's way: X*1000 + Y*100 + Z up to 2.8, X*10000 + Y*100 + Z after. */
 #define NCCL_VERSION(X, Y, Z) (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
 
-/* Defined by chorus's nccl.h only: lets a program tell at compile time that it builds against chorus. */
+/** Defined by chorus's nccl.h only: lets a program tell at compile time that it builds against chorus. */
 #define CHORUS_NCCL_COMPAT 1
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Opaque communicator handle. */
+/** Opaque communicator handle. */
 typedef struct ncclComm* ncclComm_t;
-/* Opaque handle of a buffer registered with ncclCommWindowRegister. */
+/** Opaque handle of a buffer registered with ncclCommWindowRegister. */
 typedef struct ncclWindow_vidmem* ncclWindow_t;
+/** No communicator. */
 #define NCCL_COMM_NULL NULL
 
+/** The size of ncclUniqueId. */
 #define NCCL_UNIQUE_ID_BYTES 128
+/** The token every rank of a new communicator receives (ncclGetUniqueId): the root's address and a secret. */
 typedef struct {
-  char internal[NCCL_UNIQUE_ID_BYTES];
+  char internal[NCCL_UNIQUE_ID_BYTES]; /**< opaque */
 } ncclUniqueId;
 
+/** The result of every call; ncclGetLastError gives the message of the last failure. */
 typedef enum {
   ncclSuccess = 0,
   ncclUnhandledCudaError = 1,
@@ -77,50 +88,55 @@ typedef enum {
   ncclNumResults = 8
 } ncclResult_t;
 
+/** An ncclConfig_t integer field left at its default. */
 #define NCCL_CONFIG_UNDEF_INT INT_MIN
+/** An ncclConfig_t pointer field left at its default. */
 #define NCCL_CONFIG_UNDEF_PTR NULL
+/** ncclCommSplit's color for a rank that takes part but joins no new communicator. */
 #define NCCL_SPLIT_NOCOLOR -1
+/** An ncclSimInfo_t float not filled in. */
 #define NCCL_UNDEF_FLOAT -1.0f
 
-/* ncclCommWindowRegister's flags and the alignment a symmetric window needs. */
+/** ncclCommWindowRegister's flags and the alignment a symmetric window needs. */
 #define NCCL_WIN_DEFAULT 0x00
-#define NCCL_WIN_COLL_SYMMETRIC 0x01
-#define NCCL_WIN_REQUIRED_ALIGNMENT 4096
+#define NCCL_WIN_COLL_SYMMETRIC 0x01     /**< see NCCL_WIN_DEFAULT */
+#define NCCL_WIN_REQUIRED_ALIGNMENT 4096 /**< see NCCL_WIN_DEFAULT */
 
-/* ncclConfig_t.CTAPolicy values (GPU scheduling hints; accepted, without effect on host memory). */
+/** ncclConfig_t.CTAPolicy values (GPU scheduling hints; accepted, without effect on host memory). */
 #define NCCL_CTA_POLICY_DEFAULT 0x00
-#define NCCL_CTA_POLICY_EFFICIENCY 0x01
-#define NCCL_CTA_POLICY_ZERO 0x02
+#define NCCL_CTA_POLICY_EFFICIENCY 0x01 /**< see NCCL_CTA_POLICY_DEFAULT */
+#define NCCL_CTA_POLICY_ZERO 0x02       /**< see NCCL_CTA_POLICY_DEFAULT */
 
-/* ncclCommShrink's flags: shrink as is, or first end the parent's operations in flight. */
+/** ncclCommShrink's flags: shrink as is, or first end the parent's operations in flight. */
 #define NCCL_SHRINK_DEFAULT 0x00
-#define NCCL_SHRINK_ABORT 0x01
-/* ncclCommRevoke's flags: none yet, must be 0. */
+#define NCCL_SHRINK_ABORT 0x01 /**< see NCCL_SHRINK_DEFAULT */
+/** ncclCommRevoke's flags: none yet, must be 0. */
 #define NCCL_REVOKE_DEFAULT 0x00
 
-/* Communicator options. Fill with NCCL_CONFIG_INITIALIZER, then set the fields to change. A program built against
+/** Communicator options. Fill with NCCL_CONFIG_INITIALIZER, then set the fields to change. A program built against
  * an older nccl.h passes a smaller struct; its size field tells which fields it has. chorus reads blocking; the
  * other fields tune NCCL's GPU kernels and network plugins and are accepted without effect. */
 typedef struct ncclConfig_v22800 {
-  size_t size;
-  unsigned int magic;
-  unsigned int version;
-  int blocking;
-  int cgaClusterSize;
-  int minCTAs;
-  int maxCTAs;
-  const char* netName;
-  int splitShare;
-  int trafficClass;
-  const char* commName;
-  int collnetEnable;
-  int CTAPolicy;
-  int shrinkShare;
-  int nvlsCTAs;
-  int nChannelsPerNetPeer;
-  int nvlinkCentricSched;
+  size_t size;        /**< sizeof the caller's struct: tells which fields a program built against an older header has */
+  unsigned int magic; /**< 0xcafebeef, set by the initializer */
+  unsigned int version;    /**< the header version the program was built with */
+  int blocking;            /**< 0: a nonblocking communicator (calls return ncclInProgress); default 1 */
+  int cgaClusterSize;      /**< GPU kernel tuning, accepted without effect */
+  int minCTAs;             /**< GPU kernel tuning, accepted without effect */
+  int maxCTAs;             /**< GPU kernel tuning, accepted without effect */
+  const char* netName;     /**< NCCL's network plugin name, accepted without effect */
+  int splitShare;          /**< share resources with the parent on split, accepted without effect */
+  int trafficClass;        /**< network traffic class, accepted without effect */
+  const char* commName;    /**< a name for logs, accepted without effect */
+  int collnetEnable;       /**< CollNet, accepted without effect */
+  int CTAPolicy;           /**< NCCL_CTA_POLICY_*, accepted without effect */
+  int shrinkShare;         /**< share resources with the parent on shrink, accepted without effect */
+  int nvlsCTAs;            /**< NVLS kernel tuning, accepted without effect */
+  int nChannelsPerNetPeer; /**< network channels, accepted without effect */
+  int nvlinkCentricSched;  /**< NVLink scheduling, accepted without effect */
 } ncclConfig_t;
 
+/** An ncclConfig_t of this header's size and version with every field at its default. */
 #define NCCL_CONFIG_INITIALIZER                                                                                \
   {                                                                                                            \
     sizeof(ncclConfig_t), 0xcafebeef, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), NCCL_CONFIG_UNDEF_INT, \
@@ -130,19 +146,21 @@ typedef struct ncclConfig_v22800 {
         NCCL_CONFIG_UNDEF_INT                                                                                  \
   }
 
-/* Result of ncclGroupSimulateEnd. */
+/** Result of ncclGroupSimulateEnd. */
 typedef struct ncclSimInfo_v22200 {
-  size_t size;
-  unsigned int magic;
-  unsigned int version;
-  float estimatedTime;
+  size_t size;          /**< sizeof the caller's struct */
+  unsigned int magic;   /**< 0x74685283, set by the initializer */
+  unsigned int version; /**< the header version the program was built with */
+  float estimatedTime;  /**< the estimated time of the group (not filled in: ncclGroupSimulateEnd is not supported) */
 } ncclSimInfo_t;
 
+/** An ncclSimInfo_t of this header's size and version. */
 #define NCCL_SIM_INFO_INITIALIZER \
   { sizeof(ncclSimInfo_t), 0x74685283, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), NCCL_UNDEF_FLOAT }
 
-/* Reduction operations; values from ncclNumOps up are ops made by ncclRedOpCreatePreMulSum. */
+/** Sizes ncclRedOp_t as NCCL's header does. */
 typedef enum { ncclNumOps_dummy = 5 } ncclRedOp_dummy_t;
+/** Reduction operations; values from ncclNumOps up are ops made by ncclRedOpCreatePreMulSum. */
 typedef enum {
   ncclSum = 0,
   ncclProd = 1,
@@ -153,6 +171,7 @@ typedef enum {
   ncclMaxRedOp = 0x7fffffff >> (32 - 8 * sizeof(ncclRedOp_dummy_t))
 } ncclRedOp_t;
 
+/** The element type of a call's buffers. */
 typedef enum {
   ncclInt8 = 0,
   ncclChar = 0,
@@ -174,149 +193,183 @@ typedef enum {
   ncclNumTypes = 12
 } ncclDataType_t;
 
+/** Where ncclRedOpCreatePreMulSum's scalar lives: read from device memory when the call runs, or copied at creation. */
 typedef enum { ncclScalarDevice = 0, ncclScalarHostImmediate = 1 } ncclScalarResidence_t;
 
-/* Device memory where the process sees a GPU (cudaMalloc), else page-aligned host memory. */
+/** Device memory where the process sees a GPU (cudaMalloc), else page-aligned host memory. */
 ncclResult_t ncclMemAlloc(void** ptr, size_t size);
 ncclResult_t pncclMemAlloc(void** ptr, size_t size);
+/** Frees a buffer of ncclMemAlloc. */
 ncclResult_t ncclMemFree(void* ptr);
 ncclResult_t pncclMemFree(void* ptr);
 
+/** The NCCL API level chorus implements, as NCCL_VERSION_CODE counts it (22707). */
 ncclResult_t ncclGetVersion(int* version);
 ncclResult_t pncclGetVersion(int* version);
 
-/* Makes an id and starts the rendezvous root in the calling process (NCCL_COMM_ID: an id for that address). */
+/** Makes an id and starts the rendezvous root in the calling process (NCCL_COMM_ID: an id for that address). */
 ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId);
 ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId);
 
+/** ncclCommInitRank with options (NULL: the defaults); config->blocking = 0 makes a nonblocking communicator. */
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config);
 ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config);
+/** Joins communicator commId as rank of nranks; every rank calls it. Inside a group it runs at ncclGroupEnd. */
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank);
 ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank);
-/* ndev ranks in this process; devlist is accepted and ignored (host memory). */
+/** ndev ranks in this process; devlist is accepted and ignored (host memory). */
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist);
 ncclResult_t pncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist);
+/** ncclCommInitRankConfig with nId ids; chorus meets through the first (one rendezvous root serves any size). */
 ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
                                       ncclConfig_t* config);
 ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
                                        ncclConfig_t* config);
+/** Waits for the communicator's queued work (a nonblocking one's); it can then be destroyed. */
 ncclResult_t ncclCommFinalize(ncclComm_t comm);
 ncclResult_t pncclCommFinalize(ncclComm_t comm);
+/** Ends the communicator and frees what it holds; a later call with the handle is ncclInvalidArgument. */
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
 ncclResult_t pncclCommDestroy(ncclComm_t comm);
+/** Ends the communicator's operations in flight with an error (any thread, any time) and frees it; the peers learn it
+ * at once. */
 ncclResult_t ncclCommAbort(ncclComm_t comm);
 ncclResult_t pncclCommAbort(ncclComm_t comm);
+/** Ranks of comm with the same color form newcomm, ordered by (key, rank); NCCL_SPLIT_NOCOLOR takes part and gets NULL.
+ */
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
 ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
-/* A communicator of the ranks not in excludeRanksList, renumbered in their order. Every remaining rank calls it
+/** A communicator of the ranks not in excludeRanksList, renumbered in their order. Every remaining rank calls it
  * with the same list; the excluded ranks do not. NCCL_SHRINK_ABORT first ends comm's operations in flight. With
  * config NULL the new communicator inherits comm's configuration. */
 ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
                             ncclConfig_t* config, int shrinkFlags);
 ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
                              ncclConfig_t* config, int shrinkFlags);
-/* Ends comm's operations in flight and fails its later operations; comm can still be destroyed or shrunk.
+/** Ends comm's operations in flight and fails its later operations; comm can still be destroyed or shrunk.
  * ncclCommGetAsyncError says ncclSuccess once nothing is in flight any more. revokeFlags must be 0. */
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags);
 ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags);
 
+/** A short text for a result code. */
 const char* ncclGetErrorString(ncclResult_t result);
 const char* pncclGetErrorString(ncclResult_t result);
-/* The message of the last error in this process. */
+/** The message of the last error in this process. */
 const char* ncclGetLastError(ncclComm_t comm);
 const char* pncclGetLastError(ncclComm_t comm);
-/* Re-reads NCCL_DEBUG / CHORUS_DEBUG and the other settings from the environment. */
+/** Re-reads NCCL_DEBUG / CHORUS_DEBUG and the other settings from the environment. */
 void ncclResetDebugInit(void);
 void pncclResetDebugInit(void);
+/** The first failure of any call on comm, ncclInProgress while a nonblocking communicator's work runs, else
+ * ncclSuccess. */
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
+/** The number of ranks. */
 ncclResult_t ncclCommCount(const ncclComm_t comm, int* count);
 ncclResult_t pncclCommCount(const ncclComm_t comm, int* count);
-/* The CUDA device current when the communicator was created; -1 without one. */
+/** The CUDA device current when the communicator was created; -1 without one. */
 ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device);
 ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device);
+/** This rank's number. */
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank);
 ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank);
 
-/* Registration is accepted for any buffer and changes nothing on host memory. */
+/** Registration is accepted for any buffer and changes nothing on host memory. */
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle);
 ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle);
+/** Ends a registration of ncclCommRegister. */
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle);
 ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle);
-/* A window over [buff, buff + size) for comm; with NCCL_WIN_COLL_SYMMETRIC buff must be aligned to
+/** A window over [buff, buff + size) for comm; with NCCL_WIN_COLL_SYMMETRIC buff must be aligned to
  * NCCL_WIN_REQUIRED_ALIGNMENT. Collectives on a window's buffer work as on any buffer. */
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
 ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
+/** Ends a window of ncclCommWindowRegister. */
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 
-/* A sum whose inputs are first multiplied by *scalar (of type datatype), valid on comm with that datatype. */
+/** A sum whose inputs are first multiplied by *scalar (of type datatype), valid on comm with that datatype. */
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                       ncclScalarResidence_t residence, ncclComm_t comm);
 ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                        ncclScalarResidence_t residence, ncclComm_t comm);
+/** Frees an op of ncclRedOpCreatePreMulSum. */
 ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm);
 ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm);
 
+/** root's recvbuff = op over every rank's sendbuff (count elements). */
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream);
 ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                          int root, ncclComm_t comm, cudaStream_t stream);
+/** In-place ncclBroadcast: buff = root's buff on every rank. */
 ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                        cudaStream_t stream);
 ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                         cudaStream_t stream);
+/** recvbuff = root's sendbuff on every rank. */
 ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream);
 ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                             ncclComm_t comm, cudaStream_t stream);
+/** recvbuff = op over every rank's sendbuff (count elements), on every rank. */
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream);
 ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                             ncclComm_t comm, cudaStream_t stream);
+/** Rank r's recvbuff = block r (recvcount elements) of op over every rank's sendbuff. */
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
 ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                 ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+/** recvbuff = every rank's sendbuff (sendcount elements each) in rank order, on every rank. */
 ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                            ncclComm_t comm, cudaStream_t stream);
 ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                             ncclComm_t comm, cudaStream_t stream);
+/** Block p (count elements) of sendbuff goes to rank p, which keeps it as block r of its recvbuff. */
 ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
                           cudaStream_t stream);
 ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
                            cudaStream_t stream);
+/** root's recvbuff = every rank's sendbuff (count elements each) in rank order. */
 ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                         ncclComm_t comm, cudaStream_t stream);
 ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                          ncclComm_t comm, cudaStream_t stream);
+/** Rank r's recvbuff = block r (count elements) of root's sendbuff. */
 ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                          ncclComm_t comm, cudaStream_t stream);
 ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                           ncclComm_t comm, cudaStream_t stream);
 
+/** Sends count elements to peer, whose matching ncclRecv takes them; two ranks' messages match in order. */
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream);
 ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                        cudaStream_t stream);
+/** Receives count elements from peer's matching ncclSend. */
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream);
 ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                        cudaStream_t stream);
 
+/** Starts a group: the calls up to ncclGroupEnd are queued (groups nest). */
 ncclResult_t ncclGroupStart(void);
 ncclResult_t pncclGroupStart(void);
+/** Runs the group's calls, of all its communicators together, so matched Send/Recv pairs never deadlock. */
 ncclResult_t ncclGroupEnd(void);
 ncclResult_t pncclGroupEnd(void);
-/* Not supported yet: returns ncclInvalidUsage and leaves the queued group untouched. */
+/** Not supported yet: returns ncclInvalidUsage and leaves the queued group untouched. */
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 
-/* chorus only. The chorus version of the loaded library ("0.2.0"); ncclGetVersion keeps returning the NCCL API
+/** chorus only. The chorus version of the loaded library ("0.2.0"); ncclGetVersion keeps returning the NCCL API
  * level. A program built against any nccl.h tells chorus from NVIDIA's NCCL at run time with
  * dlsym(RTLD_DEFAULT, "chorusGetVersion"), which is NULL under NVIDIA's library. */
-#define CHORUS_NCCL 1
 const char* chorusGetVersion(void);
+/** Defined by chorus's nccl.h only (as CHORUS_NCCL_COMPAT). */
+#define CHORUS_NCCL 1
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,8 @@ namespace {
 
 void usage() {
   printf(
-      "usage: chorus-info [--ranks N] [--hosts H] [--topo FILE] [--tuning FILE] [--all] [--csv SIZES] [--version]\n"
+      "usage: chorus-info [--ranks N] [--hosts H] [--topo FILE] [--tuning FILE] [--all] [--csv SIZES]\n"
+      "                   [--settings-markdown] [--version]\n"
       "Prints chorus's version, every setting with its value from the environment, the transports, the\n"
       "algorithms, and the selector's choice per collective and size for a communicator of N ranks on this\n"
       "host's topology.\n"
@@ -36,6 +37,7 @@ void usage() {
       "  --all          print every applicable algorithm's predicted time, not only the choice\n"
       "  --csv SIZES    only the table, as collective,bytes,algorithm,predicted_us,chosen lines for the comma\n"
       "                 separated sizes (bytes as the perf tools count them; K, M, G suffixes)\n"
+      "  --settings-markdown  only the settings, as the Markdown table of the docs' settings page\n"
       "examples: chorus-info --ranks 8 --hosts 2 --all;  chorus-info --csv 8,1K,1M,64M\n");
 }
 
@@ -72,6 +74,27 @@ void printSettings() {
     printf("  %-14s %-13s%s\n", algo::collName(a.coll), a.name,
            a.applies ? " (needs the same number of ranks on 2+ hosts)" : "");
   }
+}
+
+// The docs' settings page is this table, so the registry is the one place a setting is documented.
+void printSettingsMarkdown() {
+  auto cell = [](const char* text) {
+    std::string out;
+    for (const char* c = text; *c; ++c) {
+      if (*c == '|') out.push_back('\\');
+      out.push_back(*c);
+    }
+    return out;
+  };
+  auto code = [](const char* text) {
+    std::string quoted;
+    if (*text) quoted.append(1, '`').append(text).append(1, '`');
+    return quoted;
+  };
+  printf("| variable | NCCL name | default | meaning |\n|---|---|---|---|\n");
+  for (const auto& s : settingDocs())
+    printf("| %s | %s | %s | %s |\n", code(s.name).c_str(), code(s.alias).c_str(), cell(s.defaultValue).c_str(),
+           cell(s.doc).c_str());
 }
 
 }  // namespace
@@ -117,6 +140,9 @@ int main(int argc, char** argv) {
         }
         csvSizes.push_back(static_cast<size_t>(bytes));
       }
+    } else if (arg == "--settings-markdown") {
+      printSettingsMarkdown();
+      return 0;
     } else if (arg == "-h" || arg == "--help") {
       usage();
       return 0;

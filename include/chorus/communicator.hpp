@@ -42,11 +42,15 @@ struct CommConfig {
   /// dead, stopped or cut off: the communicator is aborted on every rank that sees it, with that cause, so a call
   /// waiting for a stopped rank ends then rather than at the timeout.
   double heartbeatSeconds = 0;
+  /// Seconds without a heartbeat before a rank is reported (0: CHORUS_HEARTBEAT_TIMEOUT, else 4 periods).
   double heartbeatTimeoutSeconds = 0;
   /// Algorithm rules, in CHORUS_ALGO's syntax ("allreduce:ring;allgather:direct"); empty: CHORUS_ALGO or NCCL_ALGO.
   std::string algorithm;
 };
 
+/// One rank's handle on a group of ranks that run collectives together: made collectively (create(),
+/// createFromEnvironment(), createLocal(), split(), shrink()), driven by one thread at a time, ended by destroying it.
+/// Every call returns a Status; blocking calls complete before they return, the *Async ones return a Request.
 class Communicator {
  public:
   ~Communicator();
@@ -60,6 +64,7 @@ class Communicator {
   /// Joins communicator `id` as `rank` of `nranks`. Collective: every rank calls it. Inside a group the work
   /// happens at groupEnd(), so one thread can create several ranks.
   static Status create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out);
+  /// As create(id, nranks, rank, out), with per-communicator options instead of the environment's.
   static Status create(const UniqueId& id, int nranks, int rank, std::unique_ptr<Communicator>* out,
                        const CommConfig& config);
   /// Joins the communicator whose ranks meet under `prefix` in a framework's `store` (PyTorch's c10d::Store, say),
@@ -92,7 +97,9 @@ class Communicator {
   /// shrink() away the ranks not in `*members`); the store must outlive the ranks: a framework's store, or the
   /// UniqueId root's process (rank 0's for ncclGetUniqueId).
   Status agree(uint32_t* value, std::vector<int>* members, double graceSeconds = 1.0);
+  /// This rank's number, 0 to size() - 1.
   int rank() const;
+  /// The number of ranks.
   int size() const;
   /// Ends every operation of this communicator with an error, waits (a few milliseconds) until the threads inside
   /// it have left, and closes the connections so the peers learn it at once. Safe from any thread at any time; the
@@ -106,6 +113,8 @@ class Communicator {
   /// The communicator's error state: the first failure of any call (a dead or closed peer, a timeout, an abort,
   /// a failed init), kInProgress while queued work of a nonblocking communicator runs, ok otherwise.
   Status asyncError() const;
+  /// False for a nonblocking communicator (CommConfig::blocking), whose calls queue their work and return
+  /// kInProgress; asyncError() then tells when it finished.
   bool blocking() const;
 
   /// Deterministic mode (default: CHORUS_DETERMINISTIC): AllReduce, ReduceScatter and Reduce fold every element in
@@ -130,38 +139,73 @@ class Communicator {
   /// abort and SIGUSR1.
   Status dumpFlightRecord(const std::string& dir, std::string* path = nullptr) const;
 
+  /// @name Collectives and Send/Recv, blocking
+  /// Each completes on this rank before it returns (a call on device memory is enqueued on the thread's stream, see
+  /// StreamScope). Counts are elements of `type`; `send` may equal `recv` (in place). Every rank makes the same
+  /// calls in the same order with matching arguments; a mismatch is an error on both sides (CHORUS_CHECK_CALLS).
+  /// Inside groupStart()/groupEnd() they are queued and run at groupEnd().
+  ///@{
+  /// recv = op over every rank's send, on every rank.
   Status allReduce(const void* send, void* recv, size_t count, DataType type, RedOp op);
+  /// Rank r's recv = block r (recvCount elements) of op over every rank's send (size() * recvCount elements).
   Status reduceScatter(const void* send, void* recv, size_t recvCount, DataType type, RedOp op);
+  /// recv = every rank's send (sendCount elements each) in rank order, on every rank.
   Status allGather(const void* send, void* recv, size_t sendCount, DataType type);
+  /// Block p (count elements) of send goes to rank p, which keeps it as its block r of recv.
   Status alltoAll(const void* send, void* recv, size_t count, DataType type);
   /// Element counts and displacements per peer, as MPI_Alltoallv.
   Status alltoAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
                    const size_t* recvCounts, const size_t* recvDispls, DataType type);
+  /// recv = root's send, on every rank (send is read on root only).
   Status broadcast(const void* send, void* recv, size_t count, DataType type, int root);
+  /// root's recv = op over every rank's send (recv is written on root only).
   Status reduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root);
+  /// root's recv = every rank's send (count elements each) in rank order.
   Status gather(const void* send, void* recv, size_t count, DataType type, int root);
+  /// Rank r's recv = block r (count elements) of root's send.
   Status scatter(const void* send, void* recv, size_t count, DataType type, int root);
+  /// Sends count elements to `peer`, whose matching recv() takes them; messages between two ranks match in order.
   Status send(const void* buf, size_t count, DataType type, int peer);
+  /// Receives count elements from `peer`'s matching send().
   Status recv(void* buf, size_t count, DataType type, int peer);
   /// Returns once every rank has called it.
   Status barrier();
+  ///@}
 
+  /// @name Collectives and Send/Recv, asynchronous
+  /// The blocking calls' work, queued on the communicator's thread; the Request says when it finished and how.
+  /// The buffers must stay valid until then.
+  ///@{
+  /// allReduce(), asynchronously.
   Request allReduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op);
+  /// reduceScatter(), asynchronously.
   Request reduceScatterAsync(const void* send, void* recv, size_t recvCount, DataType type, RedOp op);
+  /// allGather(), asynchronously.
   Request allGatherAsync(const void* send, void* recv, size_t sendCount, DataType type);
+  /// alltoAll(), asynchronously.
   Request alltoAllAsync(const void* send, void* recv, size_t count, DataType type);
+  /// alltoAllv(), asynchronously.
   Request alltoAllvAsync(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
                          const size_t* recvCounts, const size_t* recvDispls, DataType type);
+  /// broadcast(), asynchronously.
   Request broadcastAsync(const void* send, void* recv, size_t count, DataType type, int root);
+  /// reduce(), asynchronously.
   Request reduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op, int root);
+  /// gather(), asynchronously.
   Request gatherAsync(const void* send, void* recv, size_t count, DataType type, int root);
+  /// scatter(), asynchronously.
   Request scatterAsync(const void* send, void* recv, size_t count, DataType type, int root);
   /// As the blocking ones, these run one at a time: two ranks that each send to the other before receiving put
   /// their Send and Recv in one group (blocking calls), as with NCCL.
   Request sendAsync(const void* buf, size_t count, DataType type, int peer);
+  /// recv(), asynchronously.
   Request recvAsync(void* buf, size_t count, DataType type, int peer);
+  /// barrier(), asynchronously.
   Request barrierAsync();
+  ///@}
 
+  /// The implementation, for chorus's own layers (the C API, the Python package, the training layer); not a
+  /// stable interface.
   CommImpl& impl() { return *impl_; }
 
  private:

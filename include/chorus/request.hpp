@@ -13,9 +13,12 @@ namespace detail {
 struct RequestState;
 }
 
+/// What an *Async call returns: wait for it, test it, or be called back when it finished. Copies share one
+/// operation; an empty (default-constructed) Request stands for an operation that finished at once.
 class Request {
  public:
   Request() = default;
+  /// A Request on `state`, as chorus's own calls make them.
   explicit Request(std::shared_ptr<detail::RequestState> state) : state_(std::move(state)) {}
 
   /// Blocks until the operation finished; returns its status. An empty Request is ok at once.

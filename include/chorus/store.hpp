@@ -17,6 +17,7 @@ namespace chorus {
 class Store {
  public:
   virtual ~Store() = default;
+  /// Sets `key` to `value`, visible to every rank's later tryGet().
   virtual Status set(const std::string& key, const std::string& value) = 0;
   /// The value of `key`, with *found = true, or *found = false at once when it is not set yet.
   virtual Status tryGet(const std::string& key, std::string* value, bool* found) = 0;

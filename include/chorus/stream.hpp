@@ -13,6 +13,7 @@ void* currentStream();
 /// Makes `stream` (a cudaStream_t) the calling thread's stream until the scope ends.
 class StreamScope {
  public:
+  /// Makes `stream` current; the destructor restores the stream that was.
   explicit StreamScope(void* stream);
   ~StreamScope();
   StreamScope(const StreamScope&) = delete;

@@ -11,8 +11,9 @@
 
 namespace chorus {
 
+/// The token: made once (create(), fromAddress()), sent to every rank by any means, passed to Communicator::create.
 struct UniqueId {
-  std::array<char, 128> bytes{};
+  std::array<char, 128> bytes{};  ///< opaque; the same layout as ncclUniqueId
 
   /// Creates an id and starts the rendezvous root in this process, which must stay alive until all ranks joined.
   static Status create(UniqueId* out);

@@ -3,9 +3,12 @@
 /// of the library it runs with. CMake's project version is read from this file.
 #pragma once
 
+/// The version of the headers, major.minor.patch.
+///@{
 #define CHORUS_VERSION_MAJOR 0
 #define CHORUS_VERSION_MINOR 2
 #define CHORUS_VERSION_PATCH 0
+///@}
 /// The NCCL API level of chorus's nccl.h and libnccl.so.2 (what ncclGetVersion returns).
 #define CHORUS_NCCL_API_CODE 22707
 

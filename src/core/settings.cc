@@ -101,20 +101,27 @@ constexpr const char* kSeconds = "a positive number of seconds (e.g. 300 or 0.5)
 
 const std::vector<Setting>& registry() {
   static const std::vector<Setting> kSettings = {
-      {{"CHORUS_DEBUG", "NCCL_DEBUG", "", "log level: WARN, INFO or TRACE"},
+      {{"CHORUS_DEBUG", "NCCL_DEBUG", "",
+        "log level: WARN, INFO or TRACE; lines carry host, pid, thread and rank. INFO: the version, each "
+        "peer's transport and why, the topology; with the COLL subsystem one line per call (operation, sequence, "
+        "count, type, op, root, algorithm, bytes, time)"},
        "one of WARN, INFO, TRACE (VERSION and ABORT as in NCCL)",
        oneOf(&Settings::debug, {"VERSION", "WARN", "INFO", "TRACE", "ABORT"})},
       {{"CHORUS_DEBUG_SUBSYS", "NCCL_DEBUG_SUBSYS", "ALL", "comma list of INIT,COLL,BOOTSTRAP,TRANSPORT,ENGINE"},
        kAnyText,
        text(&Settings::debugSubsys)},
-      {{"CHORUS_DEBUG_FILE", "NCCL_DEBUG_FILE", "", "log to this file instead of stderr (%h host, %p pid)"},
+      {{"CHORUS_DEBUG_FILE", "NCCL_DEBUG_FILE", "",
+        "log to this file instead of stderr (%h host, %p pid, %r rank: one file per rank, also "
+        "for ranks in one process)"},
        kAnyText,
        text(&Settings::debugFile)},
       {{"CHORUS_TIMEOUT", "", "300", "seconds any wait may last before it fails with a timeout error"},
        kSeconds,
        seconds(&Settings::timeoutSeconds)},
       // Checked against the registered transports when a communicator connects (transports/peer_mesh.hpp).
-      {{"CHORUS_TRANSPORT", "", "", "force one transport for every peer (chorus-info lists the registered ones)"},
+      {{"CHORUS_TRANSPORT", "", "",
+        "force one transport for every peer (loopback, shm, tcp, and ucx, ib where built; chorus-info "
+        "lists them); an unknown name is an error listing them, a forced one that cannot reach a peer says why"},
        kAnyText,
        lowerText(&Settings::transport)},
       {{"CHORUS_COMM_ID", "NCCL_COMM_ID", "", "host:port of the rendezvous root for the environment launchers"},
@@ -216,7 +223,8 @@ const std::vector<Setting>& registry() {
        text(&Settings::topoFile)},
       // 88 bytes an entry, per communicator.
       {{"CHORUS_TRACE_ENTRIES", "", "2000",
-        "operations each communicator's flight recorder keeps (0: none); chorus-trace reads their dumps"},
+        "operations each communicator's flight recorder keeps (at most 1048576, 88 bytes each; 0: none, "
+        "and with it the clock reads and the metrics' times); chorus-trace reads their dumps"},
        "an integer from 0 to 1048576",
        bytes(&Settings::traceEntries, 0, 1 << 20)},
       {{"CHORUS_TRACE_DIR", "", "",

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the docs site into <build dir>/docs/html: the API reference from the public headers (Doxygen), the settings
+# table from chorus-info (the settings registry, so the page lists exactly what the code reads), then Sphinx with
+# warnings as errors, so an undocumented declaration, a broken link or a page outside the table of contents fails.
+# Usage: docs/build.sh <build dir> <python of the docs environment>          (`make docs`)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$1" && pwd)
+python=$2
+generated=$build/docs/generated
+mkdir -p "$generated/doxygen"
+(cat "$root/docs/Doxyfile"; echo "OUTPUT_DIRECTORY=$generated/doxygen") | (cd "$root" && doxygen -)
+"$build/tools/chorus-info" --settings-markdown >"$generated/settings-table.md"
+CHORUS_DOCS_GENERATED=$generated "$python" -m sphinx -W --keep-going -q -b html "$root/docs" "$build/docs/html"
+echo "chorus: the docs are in $build/docs/html/index.html"
