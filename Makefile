@@ -5,7 +5,7 @@ RANKS ?= 4
 
 VENV ?= .venv
 
-.PHONY: deps python-env build build-python run test test-sanitized clean
+.PHONY: deps python-env docs-env build build-python run docs test test-sanitized clean
 
 deps:
 	@bash scripts/install_deps.sh
@@ -26,7 +26,15 @@ build-python: deps python-env
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCHORUS_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(VENV))/bin/python >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-test: build-python
+# The docs site into $(BUILD)/docs/html (Doxygen, then Sphinx from .venv-docs, warnings as errors: docs/build.sh).
+docs-env:
+	@bash scripts/python_env.sh .venv-docs docs/requirements.txt
+
+docs: build docs-env
+	@bash docs/build.sh $(BUILD) $(abspath .venv-docs)/bin/python
+
+test: build-python docs-env
+	@bash docs/build.sh $(BUILD) $(abspath .venv-docs)/bin/python
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 900
 
 # The suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the threaded tests under ThreadSanitizer.

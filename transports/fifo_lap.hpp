@@ -19,8 +19,9 @@
 // cache, and from 4 ranks one part in as many as there are ranks, in laps of 64-512 KiB; the engine tells each
 // connection how many peers its rank's calls write to (Connection::writesToPeers). Where each rank has a core, laps of
 // twice the private cache, but 512 KiB ones after a bulk piece (256 KiB, the engine's largest): calls that large
-// took 1.14-1.17x their time (2-rank AllReduce of 512 KiB-2 MiB) with long laps. Measured: perf/RESULTS.md, "FIFO laps
-// past the reader's private cache" and "FIFO laps for the peers a call writes, where ranks share cores".
+// took 1.14-1.17x their time (2-rank AllReduce of 512 KiB-2 MiB) with long laps. Measured:
+// perf/archive/2026-12-02-fifo-laps-past-the-readers-private-cache.md, "FIFO laps past the reader's private cache" and
+// "FIFO laps for the peers a call writes, where ranks share cores".
 #pragma once
 
 #include <algorithm>
@@ -48,8 +49,8 @@ inline constexpr int kFifoShareOfCache = 4;  // a quarter
 /// FIFOs of 4 MiB, beside 16 MiB of callers' buffers at 2 MiB a call, in a 32 MiB cache. FIFOs of 1 MiB took AllReduce
 /// of 1-4 MiB to 0.43-0.89x the time of 4 MiB ones, ReduceScatter of 1-8 MiB 0.59-0.78x, AlltoAll of 64 KiB-16 MiB
 /// 0.49-1.06x, at 8 ranks ReduceScatter and Broadcast of 8-16 MiB 0.74-0.79x. Broadcast of 128 KiB-1 MiB lost at 3 and
-/// 4 ranks (1.09-1.47x), where it takes a fraction of the peers' time (perf/RESULTS.md, "FIFOs of 1 MiB where ranks
-/// share cores").
+/// 4 ranks (1.09-1.47x), where it takes a fraction of the peers' time
+/// (perf/archive/2026-12-02-fifos-of-1-mib-where-ranks-share-cores.md, "FIFOs of 1 MiB where ranks share cores").
 inline constexpr size_t kFifoBytes = 4 << 20;
 inline constexpr size_t kSharedCoreFifoBytes = 2 * kShortLap;
 /// The caches assumed where the machine reports none.

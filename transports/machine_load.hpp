@@ -3,7 +3,8 @@
 // count every core they were given, and ranks confined together (taskset, a container's cpuset) count only theirs.
 // Two ranks confined to one CPU of a 2-core machine, taken for ranks with a core each, spun out their time slices
 // waiting for each other: an AllReduce of 8 B took 537-579 µs, and takes 2.3-3.0 µs with the two counted on one core
-// (perf/RESULTS.md, "Ranks confined to fewer CPUs than the machine has").
+// (perf/archive/2026-12-02-ranks-confined-to-fewer-cpus-than-the-machine-has.md, "Ranks confined to fewer CPUs than the
+// machine has").
 #pragma once
 
 #include <vector>

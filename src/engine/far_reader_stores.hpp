@@ -5,10 +5,11 @@
 // worth in flight; where the two cores sit far apart (another core complex or socket, or a VM's virtual CPUs that
 // the host moved apart) those copies crawl. Streaming stores take no line back.
 //
-// Measured on a 2-CPU AMD EPYC VM whose host moves its CPUs (perf/RESULTS.md, "the host's placement of the CPUs"):
-// plain copies of 256 KiB into the FIFO ran at 30-36 GB/s (median of a launch) with the cores close, 15-19 with both
-// on one core, 4-7 far apart; a 2-rank ReduceScatter of 512 KiB took 34 µs with plain and 49 with streaming stores
-// while close, 82-90 with plain and 35-51 with streaming while far.
+// Measured on a 2-CPU AMD EPYC VM whose host moves its CPUs
+// (perf/archive/2026-11-29-launches-that-run-3-7x-slower-the-hosts-placement-of-the-cpu.md, "the host's placement of
+// the CPUs"): plain copies of 256 KiB into the FIFO ran at 30-36 GB/s (median of a launch) with the cores close, 15-19
+// with both on one core, 4-7 far apart; a 2-rank ReduceScatter of 512 KiB took 34 µs with plain and 49 with streaming
+// stores while close, 82-90 with plain and 35-51 with streaming while far.
 //
 // So: plain stores, timed; kSlowInARow plain pieces in a row slower than kFarBytesPerNs switch the next kStreamFor of
 // pieces to streaming stores, after which plain pieces are timed again.
@@ -32,7 +33,8 @@ class FarReaderStores {
   /// they are rewritten: a tenth of its plain pieces run below 8 GB/s, and slow runs of them switch to streaming now
   /// and then; timing every piece cost the same, so not the clock); AlltoAll took 0.92-0.98x.
   /// Sampling from 2 KiB was tried and not kept: far launches of 2-rank calls of 4-16 KiB took 0.20-0.50x their time,
-  /// close ones 0.96-1.03x one day and 1.25-1.8x at 4-8 KiB the next (perf/RESULTS.md, "Small pieces timed for a far
+  /// close ones 0.96-1.03x one day and 1.25-1.8x at 4-8 KiB the next
+  /// (perf/archive/2026-11-29-small-pieces-timed-for-a-far-reader-tried-not-kept.md, "Small pieces timed for a far
   /// reader: tried, not kept").
   static constexpr size_t kSampledFrom = 16 << 10;
   static constexpr unsigned kSampleEvery = 4;

@@ -12,7 +12,8 @@
 //    launches, Broadcast of 64-512 KiB took 1.38-1.47x the time in 64 KiB pieces, AlltoAll 1.08-1.36x.
 //  - Larger steps: pieces of 256 KiB. Quarter-step pieces (128 KiB for a 512 KiB step) took 2-rank AllGather of 1-2 MiB
 //    1.09-1.16x the time.
-// Measured: perf/RESULTS.md, "Mid-size steps in pieces of 64 KiB, where ranks have cores".
+// Measured: perf/archive/2026-12-02-mid-size-steps-in-pieces-of-64-kib-where-ranks-have-cores.md, "Mid-size steps in
+// pieces of 64 KiB, where ranks have cores".
 #pragma once
 
 #include <cstddef>

@@ -19,7 +19,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // A measured choice replaces the selector's only where it is this much faster: launches of one plan on an
-// oversubscribed host spread by about as much (perf/RESULTS.md, "The launch-to-launch spread, measured").
+// oversubscribed host spread by about as much (perf/archive/2026-11-28-the-launch-to-launch-spread-measured.md, "The
+// launch-to-launch spread, measured").
 constexpr double kMargin = 0.10;
 
 const algo::CollType kCollectives[] = {algo::CollType::kAllReduce, algo::CollType::kReduceScatter,
