@@ -373,8 +373,8 @@ class ChorusBackend : public c10d::Backend {
  private:
   // Inside a coalescing block the blocking call joins the block's chorus group (it runs at endCoalescing).
   // A collective of at most inlineBytes_ runs now, in this thread, and returns a finished Work: handing it to the
-  // communicator's thread and waking the caller again costs more than the call itself (5 of the 8 µs of a 2-rank
-  // 8-byte all_reduce). The blocking call first waits for the async calls before it, so the order of calls stays as
+  // communicator's thread and waking the caller again costs more than the call itself (perf/RESULTS.md, the torch
+  // section). The blocking call first waits for the async calls before it, so the order of calls stays as
   // issued. Send and recv always go async: a rank's blocking send could wait for a recv that its peer posts only
   // after its own send.
   template <typename Blocking, typename Async>

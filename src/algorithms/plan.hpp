@@ -64,9 +64,9 @@ struct Step {
   bool staged = false;
 };
 
-/// Per-step size from which a staged transfer goes direct (the engine's threshold when that is lower). Measured at
-/// 4 ranks on 2 cores, AllGather staged against the same plan through the FIFOs: level at 16 KiB steps (64 KiB
-/// gathered, 20-26 µs both), ahead from 64 KiB (44-55 against 63-75 µs at 256 KiB gathered).
+/// Per-step size from which a staged transfer goes direct (the engine's threshold when that is lower): a staged
+/// AllGather was level with the same plan through the FIFOs at 16 KiB steps and ahead from 64 KiB
+/// (perf/archive/2026-11-27-staged-transfers-a-block-copied-once-for-all-its-readers.md).
 constexpr size_t kStagedDirectFrom = 32 << 10;
 
 struct Plan {

@@ -318,11 +318,9 @@ namespace {
 
 // A call on buffers other than the last call's (a training step's fresh activations, a pool) finds them out of the
 // cache: their lines, asked for here, arrive while the call is rewound and its peers' messages awaited, instead of
-// one miss after another inside its steps. Measured cold on the 2-core AMD EPYC VM, one library with and without
-// (perf tools, --cold_buffers 1, 12-16 launches in rotated order, medians), at 2 ranks: AllReduce of 8 B-1 KiB
-// 0.49-0.71x the time, AllGather of 64 B-1 KiB 0.83-0.97x, Broadcast of 32-512 B 0.86-0.92x. Only small buffers:
-// a larger copy streams through the hardware prefetcher, and asking for every line of 4-16 KiB made 2-rank AllReduce
-// of 4-16 KiB 1.06-1.20x slower.
+// one miss after another inside its steps. Only small buffers: a larger copy streams through the hardware prefetcher,
+// and asking for every line of a few KiB made such calls slower
+// (perf/archive/2026-12-01-calls-on-other-buffers-only-the-buffers-checked-again-their.md).
 constexpr size_t kPrefetchedBufferBytes = 1024;
 
 // The lines of `bytes` from `at`, an unaligned start's first line included; kWrite as __builtin_prefetch's rw.
@@ -488,11 +486,10 @@ Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** o
 }
 
 // Steps into a receive buffer out of the cache stream from CHORUS_COLD_STREAMING (64 KiB): a plain store would
-// first read each line from memory. Measured cold on the 2-core AMD EPYC VM (5-7 interleaved launches, against 2 MiB
-// and 256 KiB): at 4 ranks AllGather and AlltoAll of 1-2 MiB 0.47-0.74x the time of 2 MiB, of 256-512 KiB 0.70-0.73x
-// that of 256 KiB; at 8 ranks AllGather, AlltoAll and Broadcast of 512 KiB-1 MiB 0.49-0.81x that of 256 KiB. Those
-// pools held zeros, which streaming stores write faster than data; with data (2 ranks, 5 launches) 256 KiB, 1 MiB
-// or no rule were no faster but on AlltoAll of 256-512 KiB (0.81-0.95x), and lost Broadcast of 512 KiB-1 MiB.
+// first read each line from memory. Measured cold against 2 MiB and 256 KiB thresholds at 4 and 8 ranks
+// (perf/archive/2026-11-28-streaming-stores-into-receive-buffers-out-of-the-cache-judge.md); those pools held zeros,
+// which streaming stores write faster than data, and with data the gain shrank to a few collectives and sizes
+// (perf/archive/2026-11-29-buffers-full-of-zeros-streaming-stores-measured-too-fast.md).
 size_t CommImpl::streamingFrom(const void* send, const void* recv, const BufferExtents& extents) {
   // Smaller calls are not noted: their few bytes evict little.
   if (coldStreamingFrom_ == 0 || extents.recvBytes < coldStreamingFrom_) return cachedStreamingFrom_;

@@ -230,7 +230,8 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
       if (!q.bounce) return systemError("out of memory for a " + std::to_string(kBounce) + "-byte bounce buffer");
       // Folds `bytes` of the peer's at `theirs` into the output at `at` of the descriptor. A large step out of
       // place sums into `sums` (at most kBounce bytes at a time, in cache) and streams the sum out, so the
-      // output's lines are not read from memory first (2-rank AllReduce of 64 MiB: 8.8-9.0 ms, was 9.6-10.1).
+      // output's lines are not read from memory first
+      // (perf/archive/2026-11-27-direct-transfers-paced-an-allreduces-two-phases-at-once.md).
       auto fold = [&](size_t at, const std::byte* theirs, std::byte* sums, size_t bytes) {
         std::byte* out = w.dst + w.wire + at;
         const std::byte* own = w.src + w.wire + at;

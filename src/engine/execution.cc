@@ -348,8 +348,8 @@ Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
     if (w.wire < w.bytes) {
       const size_t data = std::min(n, w.bytes - w.wire);
       storePiece(q, space.data(), w.src + w.wire, data);
-      // The rider's copy of the piece while it is in this core's cache. Before the commit: after it, 2-rank
-      // Broadcast from 16 MiB lost the gain (1.0-1.1x the time without riders instead of 0.8-0.9x, 7 launches).
+      // The rider's copy of the piece while it is in this core's cache. Before the commit: after it, large
+      // Broadcasts lost the gain (perf/archive/2026-11-27-a-roots-own-copy-rides-along-with-its-send.md).
       if (w.rider >= 0 && leftToCarrier(work_[w.rider])) {
         const Work& copy = work_[w.rider];
         transport::copyWith(storesFor(copy), copy.dst + w.wire, w.src + w.wire, data);
@@ -440,8 +440,8 @@ Status Execution::advanceRecv(Work& w, PeerQueues& q, bool* moved) {
 
 // Small local steps run before the peers' (a small call's reduction often waits for its local copy), large ones
 // after: a send that does not wait for them (a Broadcast root's, an AllGather's own block) is then on the stream
-// before this rank spends its time on the copy, and the peers copy meanwhile (2-rank Broadcast of 64 MiB from
-// ncclMemAlloc's buffers: 6.2-6.9 ms, was 8.8-9.9, when the peer waited for the root's own copy to end). After the
+// before this rank spends its time on the copy, and the peers copy meanwhile instead of waiting for the root's own
+// copy to end (perf/archive/2026-11-27-direct-transfers-paced-an-allreduces-two-phases-at-once.md). After the
 // peers' steps a small one that became ready meanwhile runs too: a small Broadcast root's own copy, which waits for
 // its send, then ends the call in its first round instead of taking a second.
 void Execution::advanceLocals(bool afterPeers, bool* moved) {

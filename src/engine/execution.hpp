@@ -26,11 +26,10 @@ namespace chorus::engine {
 
 // Received and copied steps at least this large, into buffers judged still in the cache, are written with
 // streaming stores (CHORUS_CACHED_STREAMING): they are larger than a core's cache share and read again only by the
-// caller, later. 4 MiB, measured on the 2-core AMD EPYC VM with buffers holding data (streaming stores of zeros ran
-// 1.5-1.8x as fast there, which made an earlier 2 MiB look best), 7 interleaved launches, hot, against 2 MiB: 2 ranks
-// AllGather of 4 MiB 0.53x the time, AlltoAll of 4 MiB 0.77x, Broadcast of 2 MiB 0.68x, 4 ranks Broadcast of 2 MiB
-// 0.74x, the rest within an A/A pair's spread; 8 MiB lost on 2-rank AlltoAll of 8 MiB (1.38x). Cold buffers stream
-// from CHORUS_COLD_STREAMING (comm_impl.cc).
+// caller, later. 4 MiB won against 2 MiB on buffers holding data, and 8 MiB lost (streaming stores of zeros run faster
+// than of data, which made an earlier 2 MiB look best:
+// perf/archive/2026-11-29-buffers-full-of-zeros-streaming-stores-measured-too-fast.md). Cold buffers stream from
+// CHORUS_COLD_STREAMING (comm_impl.cc).
 constexpr size_t kStreamingThreshold = 4 << 20;
 /// The real memory behind the three buffer kinds of a plan, and how to reduce elements.
 struct Binding {
@@ -163,8 +162,9 @@ class Execution {
     // ones waiting only for the peer to acknowledge that it read them, and the stream does not wait with them.
     size_t nextPost = 0;
     // Direct receives that reduce stage the peer's bytes here. Page-aligned: glibc's memcpy into a buffer 16 bytes
-    // off a cache line (where a std::vector's heap block starts) copied 256 KiB pieces at 2.5 GB/s instead of 18 on
-    // the AMD EPYC VM measured (rep movsb), and made every direct reduction twice as slow as the staged one.
+    // off a cache line (where a std::vector's heap block starts) copied several times slower (rep movsb), and made
+    // every direct reduction slower than the staged one
+    // (perf/archive/2026-11-27-copies-into-mallocd-buffers-glibcs-rep-movsb-at-3-gbs.md).
     std::unique_ptr<std::byte, decltype(&free)> bounce{nullptr, &free};
     // Call headers: the byte counts of this call's steps in each direction, folded into a digest and summed.
     uint32_t sendFlow = 0, recvFlow = 0;

@@ -37,9 +37,9 @@ namespace {
 // A rank that owes a peer more headers than this ends its call only once the peer paid enough of them: it runs at
 // most this many calls ahead. The peer confirms every kConfirmEvery calls, well below, so it never waits for that.
 // With more ranks than cores a receiver waits for a core, and a sender held back at the limit yields its own: 200
-// against 64 took 0.71-0.90x the time of a Broadcast of 8-256 B at 8 ranks on 2 cores, 0.75-1.01x at 4 (Reduce
-// 0.78-0.94x at 8-128 B), 0.74-0.98x at 2; 128 and 1024 (where the 256 lines of a shm connection bound the lead)
-// fell between the two.
+// won over 64 on small Broadcasts and Reduces at 2, 4 and 8 ranks, and 128 and 1024 (where the 256 lines of a shm
+// connection bound the lead) fell between the two
+// (perf/archive/2026-12-01-senders-further-ahead-of-their-receivers-confirmations.md).
 constexpr size_t kMaxOwedHeaders = 200;
 constexpr uint32_t kConfirmEvery = 16;
 }  // namespace
@@ -48,11 +48,11 @@ constexpr uint32_t kConfirmEvery = 16;
 // bytes flow one way waits for the other's. A collective that only sends to a peer (a Broadcast's root, a Reduce's
 // leaf) owes that peer's header: it checks it when it arrives, at the latest before the next bytes this rank takes
 // from that peer. A loop of Broadcasts then pipelines, as MPI's eager sends do, instead of costing a round trip per
-// call (4 ranks on 2 cores: 5.4-7.9 us per 8-byte Broadcast with the wait, 0.9-1.5 us without headers). The peer,
+// call (perf/archive/2026-11-28-small-calls-at-2-ranks-receivers-confirm-headers-in-batches.md). The peer,
 // which only receives, sends its header only when it waited past its spin for the sender's (a peer that believes
 // it only receives too would wait on it): a header that came first is checked and paid with one confirmation
-// every kConfirmEvery calls, and before anything else this rank sends on that stream. A header line back per call took
-// a fifth to a third of a 2-rank 8-byte Broadcast's time. A mismatch still fails the receiving side before it takes a
+// every kConfirmEvery calls, and before anything else this rank sends on that stream: a header line back per call
+// took a good part of a small Broadcast's time. A mismatch still fails the receiving side before it takes a
 // byte (it sends its own header then), and the sending side at its next call with that peer.
 void Execution::armHeaders() {
   headersPending_ = 0;

@@ -16,11 +16,8 @@ struct WaitSpins {
   /// The spin of a call of `payloadBytes` (its operations' payloads summed). With a core for every rank, a waiting
   /// rank spins long: its peer is running. With more ranks than cores, a spinning rank takes the time slice of the
   /// rank it waits for, so it yields almost at once; a small call's wait is that rank's turn, and it yields after one
-  /// poll. Measured on the 2-core VM (`<coll>_perf -b 8 -e 16K -n 500 -w 50`, 8-16 interleaved launches each, the
-  /// five collectives), one poll against 16: 3 ranks 0.60-0.95x the time but Broadcast at 8 KiB (1.11x), 4 ranks
-  /// 0.68-0.99x but AllReduce at 4-8 KiB (1.04-1.11x) and ReduceScatter (0.95-1.20x), 8 ranks 0.58-0.93x but
-  /// Broadcast from 512 B (0.79-1.10x). From 32 KiB one poll lost AllReduce and Broadcast (4 ranks, 32-256 KiB:
-  /// 1.03-1.37x; AllReduce of 256 KiB-1 MiB 1.23-1.44x), so larger calls keep 16.
+  /// poll. One poll against 16 won on most calls below 32 KiB at 3, 4 and 8 ranks on 2 cores and lost from 32 KiB,
+  /// so larger calls keep 16 (perf/archive/2026-11-30-oversubscribed-ranks-one-poll-before-yielding-in-small-calls.md).
   int64_t forCall(uint64_t payloadBytes) const {
     if (configured > 0) return configured;
     if (!oversubscribed) return 20000;

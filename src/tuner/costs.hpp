@@ -28,12 +28,12 @@ struct CostTable {
   double oversubscribedRound = 5.0;  // µs a dependent round costs more when a host runs more ranks than cores
   // How much more a byte costs in a round where every rank sends to every other, same condition: all ranks copy at
   // once though only some run, where a ring's ranks take turns. Direct against ring AllGather and AllReduce at 4
-  // ranks on 2 cores measured 1.1-1.6 (256 KiB-4 MiB, 2026-11-27).
+  // ranks on 2 cores (perf/archive/2026-11-27-oversubscribed-ranks-direct-algorithms-lose-from-256-kib.md).
   double oversubscribedPairs = 1.5;
   // µs each message a rank sends in a round costs more, same condition: its stores and its wait for the reader take
-  // the time of a core its other ranks need, where with a core each its messages overlap. Forced at 4 and 8 ranks
-  // on 2 cores (2-8 KiB, 2026-12-03), the direct AllReduce (2 rounds of n-1 messages) took 0.7-1.2 µs more for each
-  // message it sends beyond recursive doubling's (log2 n rounds of one).
+  // the time of a core its other ranks need, where with a core each its messages overlap: the direct AllReduce
+  // (2 rounds of n-1 messages) forced against recursive doubling (log2 n rounds of one) at 4 and 8 ranks on 2 cores
+  // (perf/archive/2026-12-03-oversubscribed-ranks-each-message-of-a-round-costs-its-core.md).
   double oversubscribedMessage = 1.0;
   /// Measured choices by launch shape (choicesKey) -> rules in CHORUS_ALGO's grammar.
   std::map<std::string, std::string> choices;

@@ -43,12 +43,9 @@ std::string describeEndpoint(ucp_ep_h ep) {
   return info;
 }
 
-// The default threshold (256 KiB steps) holds over UCX too. Measured on 2 ranks of one machine, UCX_TLS=posix,cma,self
-// (all_reduce_perf and alltoall_perf -b 16K -e 1M -f 4 -n 1000, three launches each, interleaved): AllReduce of
-// 64 KiB took 12.3-12.5 µs against 19-21 with 32 KiB, 256 KiB 40-41 against 54-55; AlltoAll of 256 KiB (128 KiB
-// steps) went the other way, 20-24 µs against 14-17; the other sizes were level. A reducing receive takes a direct
-// transfer in pieces through a staging buffer, which a plain receive does not. Over tcp, transfers below 256 KiB
-// steps took up to 3x the stream's time.
+// The default threshold (256 KiB steps) holds over UCX too: lower ones won on AllReduce and lost on AlltoAll over
+// UCX's shared memory and cross-memory attach, and lost by more over its tcp (perf/RESULTS.md, the UCX section). A
+// reducing receive takes a direct transfer in pieces through a staging buffer, which a plain receive does not.
 void TaggedTransfers::start(ucp_ep_h ep) { ep_ = ep; }
 
 TaggedTransfers::~TaggedTransfers() {

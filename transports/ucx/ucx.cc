@@ -193,8 +193,8 @@ class UcxConnection final : public StagedStreams {
     if (UCS_PTR_IS_ERR(r)) return remoteError(ucxError("posting the end receive", UCS_PTR_STATUS(r)));
     endRecv_ = r;
     // Where UCX moves bytes without a socket (shared memory, cross-memory attach, verbs), tagged messages beat the
-    // stream for small steps too (2-rank AllReduce of 8 B-8 KiB over posix/cma: 0.6-0.7x the time); over UCX's tcp
-    // they took up to 1.8x, and the stream carries small steps there.
+    // stream for small steps too; over UCX's tcp they lost, and the stream carries small steps there (perf/RESULTS.md,
+    // the UCX section).
     zeroCopyLane_ = ucx::hasZeroCopyLane(ucx::describeEndpoint(ep_));
     small_.start(ep_);
     direct_.start(ep_);
