@@ -80,8 +80,9 @@ void copyAhead(benchmark::State& state, void (*copyFn)(void*, const void*, size_
 }
 
 // One core copying 8 MiB with streaming stores from a source of zeros (range 0) or of float ones (range 1), as
-// the perf tools' buffers held before and hold now (perf/data.hpp, fillBackground): on the 2-core AMD EPYC VM the
-// zeros copied 1.5-1.8x as fast, so what a perf tool measures on zero-filled buffers flatters streaming stores.
+// the perf tools' buffers held before and hold now (perf/data.hpp, fillBackground): zeros copy faster
+// (perf/archive/2026-11-29-buffers-full-of-zeros-streaming-stores-measured-too-fast.md), so what a perf tool measures
+// on zero-filled buffers flatters streaming stores.
 void streamingCopyOf(benchmark::State& state) {
   const size_t bytes = size_t{8} << 20;
   std::unique_ptr<unsigned char, decltype(&free)> in(static_cast<unsigned char*>(aligned_alloc(4096, bytes)), &free),

@@ -125,8 +125,9 @@ TEST(Selector, CostModelPicksTheKnownAnswers) {
 
 // More ranks than cores: a rank's messages of one round no longer overlap, each takes time on a core its other
 // ranks need. At 4 ranks both the direct AllReduce and recursive doubling take two rounds, and recursive
-// doubling's one message a round then wins at 16 KiB (measured 0.87-0.91x the direct one's time at 16-32 KiB on
-// 2 cores); with a core each, nothing changes.
+// doubling's one message a round then wins at 16 KiB (measured on 2 cores:
+// perf/archive/2026-12-03-oversubscribed-ranks-each-message-of-a-round-costs-its-core.md); with a core each, nothing
+// changes.
 TEST(Selector, MessagesOfARoundCostEachWhereRanksShareCores) {
   const algo::CollShape mid = shapeOf(CollType::kAllReduce, 4, 16 << 10);
   CostTable overlapping;

@@ -2,9 +2,8 @@
 // the union of the ranks' CPU sets (PeerInfo::cpus), not the machine's count: ranks a launcher binds one to a core
 // count every core they were given, and ranks confined together (taskset, a container's cpuset) count only theirs.
 // Two ranks confined to one CPU of a 2-core machine, taken for ranks with a core each, spun out their time slices
-// waiting for each other: an AllReduce of 8 B took 537-579 µs, and takes 2.3-3.0 µs with the two counted on one core
-// (perf/archive/2026-12-02-ranks-confined-to-fewer-cpus-than-the-machine-has.md, "Ranks confined to fewer CPUs than the
-// machine has").
+// waiting for each other: a small AllReduce took two hundred times as long as with the two counted on one core
+// (perf/archive/2026-12-02-ranks-confined-to-fewer-cpus-than-the-machine-has.md).
 #pragma once
 
 #include <vector>

@@ -56,7 +56,7 @@ void copy(void* dst, const void* src, size_t bytes) {
 void streamingCopy(void* dst, const void* src, size_t bytes) {
 #if defined(__x86_64__) || defined(__i386__)
   // Streaming stores need 16-byte aligned targets, and a line written by two groups of them leaves the
-  // write-combining buffer half full twice (16 bytes into a line: 0.8x the aligned copy's rate, 1 MiB).
+  // write-combining buffer half full twice, which slows the copy.
   copyByLines<streamingStore>(static_cast<char*>(dst), static_cast<const char*>(src), bytes);
   // Streaming stores are weakly ordered: fence them before anything (a flag) publishes the data.
   _mm_sfence();

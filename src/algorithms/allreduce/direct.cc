@@ -45,7 +45,8 @@ Plan directAllReduce(const CollShape& s) {
 
 // Two all-pairs rounds of one block each, and n-1 reductions of one block. The staged all-gather is charged as the
 // FIFOs' round still: charged as read in place (half a hop a byte, no pairs factor), the model took it over
-// Rabenseifner and the ring at 4 ranks on 2 cores from 64 KiB to 1 MiB, where it took 1.1-1.9x their time.
+// Rabenseifner and the ring at 4 ranks on 2 cores from 64 KiB to 1 MiB, where it lost to both
+// (perf/archive/2026-11-27-oversubscribed-ranks-direct-algorithms-lose-from-256-kib.md).
 double directCost(const CollShape& s, const CostModel& m) {
   const size_t block = (s.count + static_cast<size_t>(s.nranks) - 1) / static_cast<size_t>(s.nranks) * s.elemSize;
   return 2 * m.allPairs(block) + m.reduce(block * static_cast<size_t>(s.nranks - 1));
