@@ -56,23 +56,21 @@ TrafficCounters CommImpl::counters() const {
   return t;
 }
 
-void CommImpl::noteCall(const Operation& op, const char* algorithm, float predictedMicros, uint64_t payload,
-                        uint64_t wire, observe::MetricsTable::Cell* cell) {
-  observe::MetricsTable::addCall(cell, payload, wire);
+void CommImpl::noteCall(const Operation& op, const Dispatcher::Choice& choice) {
   RecordedCall& c = calls_.emplace_back();
-  c.metrics = cell;
-  c.predictedNanoseconds = observe::MetricsTable::predictedNanoseconds(predictedMicros);
+  c.metrics = choice.metrics;
+  c.predictedNanoseconds = observe::MetricsTable::predictedNanoseconds(choice.predictedMicros);
   observe::FlightEntry& e = c.entry;
-  e.sequence = sequence_;
+  e.sequence = dispatcher_.sequence();
   e.count = op.count;
-  e.payloadBytes = payload;
-  e.wireBytes = wire;
+  e.payloadBytes = choice.payload;
+  e.wireBytes = choice.wire;
   e.collective = static_cast<uint8_t>(op.type);
   e.dtype = static_cast<uint8_t>(op.dtype);
   e.op = static_cast<uint8_t>(op.op.kind);
   e.root = op.root;
-  e.predictedMicros = predictedMicros;
-  e.algorithm = algorithm;
+  e.predictedMicros = choice.predictedMicros;
+  e.algorithm = choice.algorithm;
 }
 
 void CommImpl::resetCounters() { metrics_.reset(); }
@@ -145,11 +143,12 @@ void CommImpl::logCalls(std::span<const Operation> ops, double microseconds, con
     // A group's operations ran as one: each line gives its place in the group and the whole group's time.
     char place[48] = "";
     if (ops.size() > 1) snprintf(place, sizeof(place), " (group op %zu of %zu)", i + 1, ops.size());
-    const char* algorithm = ops.size() == 1 || i >= algorithmOfOp_.size() ? lastAlgorithm_ : algorithmOfOp_[i];
+    const char* algorithm = dispatcher_.algorithmOf(i, ops.size());
     CHORUS_INFO(kColl, "%s seq %llu count %zu %s %s root %d algorithm %s bytes %llu time %.2f us%s%s%s",
-                algo::collName(op.type), static_cast<unsigned long long>(sequence_), op.count, dataTypeName(op.dtype),
-                redOpName(op.op.kind), op.root, algorithm, static_cast<unsigned long long>(payloadBytes(op, nranks_)),
-                microseconds, place, st.isOk() ? "" : ": ", st.isOk() ? "" : st.message().c_str());
+                algo::collName(op.type), static_cast<unsigned long long>(dispatcher_.sequence()), op.count,
+                dataTypeName(op.dtype), redOpName(op.op.kind), op.root, algorithm,
+                static_cast<unsigned long long>(payloadBytes(op, nranks_)), microseconds, place, st.isOk() ? "" : ": ",
+                st.isOk() ? "" : st.message().c_str());
   }
 }
 

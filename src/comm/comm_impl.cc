@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <fstream>
-#include <map>
+#include <cstdio>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "bootstrap/host_id.hpp"
 #include "chorus/version.hpp"
@@ -17,16 +16,8 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "gpu/runtime.hpp"
-#include "kernels/reduce.hpp"
 #include "observe/clock.hpp"
 #include "observe/dump_on_signal.hpp"
-#include "topology/graph_xml.hpp"
-#include "topology/local_host.hpp"
-#include "topology/system.hpp"
-#include "transports/peer_mesh.hpp"
-#include "tuner/algo_override.hpp"
-#include "tuner/choice.hpp"
-#include "tuner/costs.hpp"
 
 namespace chorus {
 namespace {
@@ -37,30 +28,22 @@ double microsecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-using transport::Connection;
-
-namespace {
-
-// CHORUS_TUNING_FILE over `costs`, when set.
-Status loadTuningFile(tuner::CostTable* costs) {
-  const std::string& path = settings().tuningFile;
-  if (path.empty()) return Status::ok();
-  std::ifstream in(path);
-  if (!in) return invalidArgument("CHORUS_TUNING_FILE " + path + " cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  Status st = tuner::parseTuning(text.str(), costs);
-  return st.isOk() ? st : st.withContext("CHORUS_TUNING_FILE " + path);
-}
-
-}  // namespace
-
 CommImpl::CommImpl(int rank, int nranks, const CommConfig& config)
     : rank_(rank),
       nranks_(nranks),
       blocking_(config.blocking),
       config_(config),
+      dispatcher_(rank, nranks, &metrics_, [this] { return makeExecution(); }),
       recorder_(static_cast<size_t>(settings().traceEntries)) {}
+
+std::unique_ptr<engine::Execution> CommImpl::makeExecution() {
+  auto execution = std::make_unique<engine::Execution>(
+      rank_, [this](int peer) { return connection(peer); }, &aborted_);
+  execution->setOnWait([this] { publishStarted(); });
+  execution->setTimeoutSeconds(config_.timeoutSeconds);
+  execution->setPieces({machineLoad_.ranksShareCores()});
+  return execution;
+}
 
 CommImpl::~CommImpl() {
   heartbeat_.reset();   // first: its thread may be aborting this communicator
@@ -158,8 +141,8 @@ Status CommImpl::failCall(const Status& st) {
   for (auto& c : connections_)
     if (c) c->close();
   std::vector<observe::PeerBytes> progress;  // of the call that failed, when one was running
-  if (finishRecording(observe::OpState::kFailed) && execution_)
-    for (const auto& p : execution_->peerProgress())
+  if (finishRecording(observe::OpState::kFailed) && dispatcher_.execution())
+    for (const auto& p : dispatcher_.execution()->peerProgress())
       progress.push_back({p.peer, p.sent, p.toSend, p.received, p.toReceive, p.peerStarted});
   if (const std::string& dir = settings().traceDir; !dir.empty())
     (void)dumpFlightRecord(dir, st.code() == ErrorCode::kTimeout ? "timeout" : "failure", nullptr, std::move(progress));
@@ -175,92 +158,6 @@ Status CommImpl::asyncError() const {
   if (!queued.isOk()) return queued;
   if (!blocking_ && !worker_.foregroundIdle()) return {ErrorCode::kInProgress, "queued work is still running"};
   return Status::ok();
-}
-
-Status CommImpl::connectPeers() {
-  const Settings& cfg = settings();
-  transport::PeerMesh mesh;
-  CHORUS_TRY(transport::connectPeerMesh(*bootstrap_, rank_, nranks_, cfg, &mesh));
-  peers_ = std::move(mesh.peers);
-  connections_ = std::move(mesh.connections);
-
-  CHORUS_TRY(buildSystem());
-  waitSpins_ = {cfg.spinIterations, machineLoad_.ranksShareCores()};
-  return bootstrap_->barrier("ready");
-}
-
-Status CommImpl::buildSystem() {
-  // Hosts in the order of their first rank; that rank sends its host's graph, the others send nothing.
-  std::map<std::string, int> hostIndex;
-  hostOfRank_.assign(nranks_, 0);
-  for (int r = 0; r < nranks_; ++r) {
-    hostOfRank_[r] = hostIndex.emplace(peers_[r].hostId, static_cast<int>(hostIndex.size())).first->second;
-  }
-  const bool sender =
-      std::find(hostOfRank_.begin(), hostOfRank_.end(), hostOfRank_[rank_]) - hostOfRank_.begin() == rank_;
-  std::string mine;
-  if (sender) {
-    const topology::SystemGraph* local = nullptr;
-    CHORUS_TRY(topology::localHost(&local));
-    mine = topology::exportGraphXml(*local);
-  }
-  std::vector<std::string> blobs;
-  CHORUS_TRY(bootstrap_->allGather("topology", mine, &blobs));
-  std::vector<topology::SystemGraph> hosts(hostIndex.size());
-  for (int r = 0; r < nranks_; ++r) {
-    if (blobs[r].empty()) continue;
-    Status st = topology::importGraphXml(blobs[r], &hosts[hostOfRank_[r]]);
-    if (!st.isOk()) return st.withContext("topology of rank " + std::to_string(r) + "'s host");
-  }
-  system_ = topology::joinHosts(hosts);
-  hostLayout_ = std::make_shared<const std::vector<int>>(hostOfRank_);
-  // The selector needs the same inputs on every rank: rank 0's cost table (its tuning file over the defaults for
-  // this system) goes to all; a host with more ranks than cores makes every dependent round dearer.
-  std::string table;
-  if (rank_ == 0) {
-    tuner::CostTable costs = tuner::defaultCosts(system_);
-    Status st = loadTuningFile(&costs);
-    table = st.isOk() ? tuner::formatTuning(costs) : "error " + st.message();
-  }
-  CHORUS_TRY(bootstrap_->allGather("tuning", table, &blobs));
-  if (blobs[0].rfind("error ", 0) == 0) return invalidArgument(blobs[0].substr(6) + " (on rank 0)");
-  tuner::CostTable costs = tuner::defaultCosts(system_);
-  CHORUS_TRY(tuner::parseTuning(blobs[0], &costs));
-  // Cores belong to machines, and to the ranks on them only as far as their CPU sets reach (machineLoad); hosts
-  // simulated on one machine (CHORUS_HOST_ID) share its cores.
-  machineLoad_ = transport::machineLoad(peers_, rank_);
-  residency_ = engine::CacheResidency(engine::lastLevelCacheShare(machineLoad_.ranks));
-  coldStreamingFrom_ = static_cast<size_t>(settings().coldStreaming);
-  cachedStreamingFrom_ = static_cast<size_t>(settings().cachedStreaming);
-  selector_.costs = tuner::costInputs(costs, transport::anyMachineSharesCores(peers_));
-  selector_.measured = tuner::measuredRules(costs, nranks_, static_cast<int>(hosts.size()));
-  selector_.deterministic = settings().deterministic;
-  if (config_.algorithm.empty()) return tuner::rulesFromSettings(&selector_.rules);
-  Status st = tuner::parseAlgoRules(config_.algorithm, &selector_.rules);
-  return st.isOk() ? st : st.withContext("CommConfig.algorithm '" + config_.algorithm + "'");
-}
-
-std::byte* CommImpl::scratch(size_t bytes) {
-  if (scratch_.size() < bytes) {
-    scratch_.clear();
-    scratch_.shrink_to_fit();
-    scratch_.resize(bytes);
-  }
-  return scratch_.data();
-}
-
-const CommImpl::CachedPlan* CommImpl::plan(const algo::CollShape& shape) {
-  auto key = std::make_tuple(static_cast<int>(shape.type), shape.count, shape.elemSize, shape.root);
-  auto it = plans_.find(key);
-  if (it != plans_.end()) return &it->second;
-  const algo::Algorithm* a = tuner::choose(shape, selector_);
-  if (!a) return nullptr;
-  CachedPlan cached{a->generate(shape)};
-  cached.wireBytes = algo::wireBytes(cached.plan, rank_);
-  cached.algorithm = a->name;
-  cached.predictedMicros = static_cast<float>(tuner::predict(*a, shape, selector_.costs));
-  cached.metrics = metrics_.cell(static_cast<uint8_t>(shape.type), a->name);
-  return &plans_.emplace(key, std::move(cached)).first->second;
 }
 
 bool CommImpl::sharesProcess() const {
@@ -281,10 +178,7 @@ std::string CommImpl::transportNames() const {
 void CommImpl::setDeterministic(bool on) {
   worker_.drain();
   std::lock_guard<std::mutex> lock(executionMutex_);
-  if (selector_.deterministic == on) return;
-  selector_.deterministic = on;
-  plans_.clear();  // chosen under the other mode
-  bound_.clear();
+  dispatcher_.setDeterministic(on);
 }
 
 Status CommImpl::prepare(std::span<const Operation> ops, engine::Execution** out) {
@@ -304,243 +198,30 @@ Status CommImpl::usable() const {
 
 Status CommImpl::bind(std::span<const Operation> ops, engine::Execution** out) {
   CHORUS_TRY(usable());
-  // A single call's path stays apart from a group's: through bindAgain()'s loops it took 50 instructions more a call.
-  if (ops.size() == 1 && repeatsBound(ops.front())) {
-    rebind(ops.front());
-    *out = execution_.get();
+  // A single call's path stays apart from a group's: through the group's loops it took 50 instructions more a call.
+  if (ops.size() == 1 && dispatcher_.repeats(ops.front())) {
+    *out = dispatcher_.rebind(ops.front());
+    calls_.front().entry.sequence = dispatcher_.sequence();  // the same operation as the last call's entry
     return Status::ok();
   }
-  if (ops.size() > 1 && sameCalls(ops)) return bindAgain(ops, out);
-  return bindAnew(ops, out);
-}
-
-namespace {
-
-// A call on buffers other than the last call's (a training step's fresh activations, a pool) finds them out of the
-// cache: their lines, asked for here, arrive while the call is rewound and its peers' messages awaited, instead of
-// one miss after another inside its steps. Only small buffers: a larger copy streams through the hardware prefetcher,
-// and asking for every line of a few KiB made such calls slower
-// (perf/archive/2026-12-01-calls-on-other-buffers-only-the-buffers-checked-again-their.md).
-constexpr size_t kPrefetchedBufferBytes = 1024;
-
-// The lines of `bytes` from `at`, an unaligned start's first line included; kWrite as __builtin_prefetch's rw.
-template <int kWrite>
-void prefetchLines(const void* at, size_t bytes) {
-  constexpr uintptr_t kLine = 64;
-  const uintptr_t end = reinterpret_cast<uintptr_t>(at) + bytes;
-  for (uintptr_t line = reinterpret_cast<uintptr_t>(at) & ~(kLine - 1); line < end; line += kLine)
-    __builtin_prefetch(reinterpret_cast<const void*>(line), kWrite);
-}
-
-void prefetchSmall(const void* send, const void* recv, const BufferExtents& extents) {
-  if (extents.sendBytes <= kPrefetchedBufferBytes) prefetchLines<0>(send, extents.sendBytes);
-  if (extents.recvBytes <= kPrefetchedBufferBytes) prefetchLines<1>(recv, extents.recvBytes);
-}
-
-}  // namespace
-
-// Bound operation `i`'s steps pointed at `op`'s buffers where they are others than its last call's.
-inline void CommImpl::pointAt(size_t i, const Operation& op) {
-  BoundOperation& bound = bound_[i];
-  if (op.send == bound.send && op.recv == bound.recv) return;
-  prefetchSmall(op.send, op.recv, bound.extents);
-  execution_->retarget(i, op.send, op.recv);
-  bound.send = op.send;
-  bound.recv = op.recv;
-}
-
-// The same call as last time: its bound steps still hold, once pointed at this call's buffers.
-void CommImpl::rebind(const Operation& op) {
-  BoundOperation& bound = bound_.front();
-  pointAt(0, op);
-  observe::MetricsTable::addCall(bound.metrics, bound.payload, bound.wire);
-  lastAlgorithm_ = bound.algorithm;
-  execution_->setStreamingFrom(0, streamingFrom(op.send, op.recv, bound.extents));
-  execution_->rewind(++sequence_);
-  calls_.front().entry.sequence = sequence_;  // the same operation as the last call's entry
-}
-
-bool CommImpl::sameCalls(std::span<const Operation> ops) const {
-  if (bound_.size() != ops.size()) return false;
-  for (size_t i = 0; i < ops.size(); ++i)
-    if (!bound_[i].sameCall(ops[i])) return false;
-  return true;
-}
-
-// A group repeated, on the same buffers or others (a framework's coalesced calls each step, a pipeline's batched
-// Send/Recv each micro-batch): its plans, scratch and steps stand. Binding a group anew took about a third of a 4-call
-// group's instructions (1-rank AllReduce of 8 B, `-m 4`).
-Status CommImpl::bindAgain(std::span<const Operation> ops, engine::Execution** out) {
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Operation& op = ops[i];
-    BoundOperation& bound = bound_[i];
-    pointAt(i, op);
-    observe::MetricsTable::addCall(bound.metrics, bound.payload, bound.wire);
-    execution_->setStreamingFrom(i, streamingFrom(op.send, op.recv, bound.extents));
+  if (ops.size() > 1 && dispatcher_.repeats(ops)) {
+    *out = dispatcher_.rebind(ops);
+    for (RecordedCall& c : calls_) c.entry.sequence = dispatcher_.sequence();  // the same operations as last time
+    return Status::ok();
   }
-  execution_->rewind(++sequence_);
-  for (RecordedCall& c : calls_) c.entry.sequence = sequence_;  // the same operations as the last call's entries
-  *out = execution_.get();
-  return Status::ok();
-}
-
-// Out of line, so that the repeated call's path above stays short.
-[[gnu::noinline]] Status CommImpl::bindAnew(std::span<const Operation> ops, engine::Execution** out) {
-  if (!execution_) {
-    execution_ = std::make_unique<engine::Execution>(
-        rank_, [this](int peer) { return connection(peer); }, &aborted_);
-    execution_->setOnWait([this] { publishStarted(); });
-    execution_->setTimeoutSeconds(config_.timeoutSeconds);
-    execution_->setPieces({machineLoad_.ranksShareCores()});
-  }
-  bound_.clear();
-  CHORUS_TRY(checkSelfExchanges(ops, rank_));
-  execution_->reset(algo::collName(ops.front().type), ++sequence_, ops.size());
   calls_.clear();
-
-  // Plans first, to size one scratch area for the whole call.
-  // AlltoAllv plans depend on the counts and are not cached; reserved up front so pointers to them stay valid.
-  std::vector<algo::Plan> uncached;
-  const auto variable =
-      std::count_if(ops.begin(), ops.end(), [](const Operation& op) { return op.type == algo::CollType::kAlltoAllv; });
-  if (variable > 0) uncached.reserve(static_cast<size_t>(variable));
-  std::vector<const algo::Plan*>& plans = planOfOp_;
-  // The cache is bounded, so that a sweep over many sizes cannot grow it without end, and emptied before a call
-  // binds, never while it does: the plans of a group's first operations must outlive the lookups of its later ones.
-  if (plans_.size() + ops.size() > kMaxCachedPlans) plans_.clear();
-  algorithmOfOp_.clear();
-  std::vector<size_t>& offsets = scratchOffsets_;  // per op: scratch of its plan, then its pre-multiplied input
-  plans.clear();
-  offsets.clear();
-  size_t scratchTotal = 0;
-  uint64_t callPayload = 0;  // the operations' payloads summed: the call's size for its wait's spin
-  for (const Operation& op : ops) {
-    algo::CollShape shape{op.type, nranks_, rank_, op.count, dataTypeSize(op.dtype), op.root, op.variable, hostLayout_};
-    // The algorithm is chosen once per shape (cached with its plan), not on every call.
-    const algo::Plan* chosen = nullptr;
-    uint64_t wire = 0;
-    float predicted = 0;
-    observe::MetricsTable::Cell* cell = nullptr;
-    if (op.type == algo::CollType::kAlltoAllv) {
-      if (const algo::Algorithm* a = tuner::choose(shape, selector_)) {
-        chosen = &uncached.emplace_back(a->generate(shape));
-        wire = algo::wireBytes(*chosen, rank_);
-        lastAlgorithm_ = a->name;
-        predicted = static_cast<float>(tuner::predict(*a, shape, selector_.costs));
-        cell = metrics_.cell(static_cast<uint8_t>(op.type), a->name);
-      }
-    } else if (const CachedPlan* cached = plan(shape)) {
-      chosen = &cached->plan;
-      wire = cached->wireBytes;
-      lastAlgorithm_ = cached->algorithm;
-      predicted = cached->predictedMicros;
-      cell = cached->metrics;
-    }
-    if (!chosen) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
-    algorithmOfOp_.push_back(lastAlgorithm_);
-    const uint64_t payload = payloadBytes(op, nranks_);
-    callPayload += payload;
-    noteCall(op, lastAlgorithm_, predicted, payload, wire, cell);
-    plans.push_back(chosen);
-    offsets.push_back(scratchTotal);
-    scratchTotal += (plans.back()->scratchBytes + 63) & ~size_t{63};
-    // PreMulSum scales this rank's input into scratch before the reduction starts.
-    size_t premul = op.op.kind == RedOpKind::kPreMulSum ? reductionInputCount(op, rank_, nranks_) : 0;
-    offsets.push_back(scratchTotal);
-    scratchTotal += (premul * dataTypeSize(op.dtype) + 63) & ~size_t{63};
-  }
-  execution_->setSpinIterations(waitSpins_.forCall(callPayload));
+  CHORUS_TRY(dispatcher_.bindAnew(ops, &choices_, out));
+  for (size_t i = 0; i < ops.size(); ++i) noteCall(ops[i], choices_[i]);
   for (size_t i = 0; i < calls_.size(); ++i) {
     calls_[i].entry.groupIndex = static_cast<uint16_t>(std::min<size_t>(i, 0xffff));
     calls_[i].entry.groupSize = static_cast<uint16_t>(std::min<size_t>(calls_.size(), 0xffff));
   }
-  std::byte* base = scratch(scratchTotal);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Operation& op = ops[i];
-    engine::Binding b{op.send, op.recv, base + offsets[2 * i], kernels::reduceFunction(op.dtype, op.op.kind),
-                      dataTypeSize(op.dtype)};
-    // Each operation's receive buffer judged on its own: a group's (DDP's buckets, batched Send/Recv) as a call's.
-    b.streamingFrom = streamingFrom(op.send, op.recv, bufferExtents(op, rank_, nranks_));
-    b.pointToPoint = op.type == algo::CollType::kSend || op.type == algo::CollType::kRecv;
-    size_t premul = op.op.kind == RedOpKind::kPreMulSum ? reductionInputCount(op, rank_, nranks_) : 0;
-    if (premul > 0) {
-      kernels::scale(base + offsets[2 * i + 1], op.send, premul, op.dtype, op.op.scalar);
-      b.send = base + offsets[2 * i + 1];
-    }
-    execution_->append(*plans[i], b);
-  }
-  execution_->sign(signatureOf(ops));
-  // Remember the call for a rewind, unless a binding depends on more than its arguments (AlltoAllv's counts,
-  // PreMulSum's scaled copy of the input).
-  const bool rebindable = std::none_of(ops.begin(), ops.end(), [](const Operation& op) {
-    return op.type == algo::CollType::kAlltoAllv || op.op.kind == RedOpKind::kPreMulSum;
-  });
-  for (size_t i = 0; rebindable && i < ops.size(); ++i) {
-    const Operation& op = ops[i];
-    const observe::FlightEntry& e = calls_[i].entry;
-    bound_.push_back({op.type, op.send, op.recv, op.count, op.dtype, op.op.kind, op.root, e.payloadBytes, e.wireBytes,
-                      bufferExtents(op, rank_, nranks_), e.algorithm, calls_[i].metrics});
-  }
-  *out = execution_.get();
   return Status::ok();
-}
-
-// Steps into a receive buffer out of the cache stream from CHORUS_COLD_STREAMING (64 KiB): a plain store would
-// first read each line from memory. Measured cold against 2 MiB and 256 KiB thresholds at 4 and 8 ranks
-// (perf/archive/2026-11-28-streaming-stores-into-receive-buffers-out-of-the-cache-judge.md); those pools held zeros,
-// which streaming stores write faster than data, and with data the gain shrank to a few collectives and sizes
-// (perf/archive/2026-11-29-buffers-full-of-zeros-streaming-stores-measured-too-fast.md).
-size_t CommImpl::streamingFrom(const void* send, const void* recv, const BufferExtents& extents) {
-  // Smaller calls are not noted: their few bytes evict little.
-  if (coldStreamingFrom_ == 0 || extents.recvBytes < coldStreamingFrom_) return cachedStreamingFrom_;
-  // An in-place call's send buffer holds its receive buffer (or is held by it).
-  const auto* sendAt = static_cast<const std::byte*>(send);
-  const auto* recvAt = static_cast<const std::byte*>(recv);
-  const bool overlap = sendAt < recvAt + extents.recvBytes && recvAt < sendAt + extents.sendBytes;
-  const size_t footprint =
-      overlap ? std::max(extents.recvBytes, extents.sendBytes) : extents.recvBytes + extents.sendBytes;
-  const bool cached = residency_.touch(recv, footprint);
-  return cached ? cachedStreamingFrom_ : coldStreamingFrom_;
-}
-
-engine::CallSignature CommImpl::signatureOf(std::span<const Operation> ops) const {
-  engine::CallSignature sig;
-  const Operation& first = ops.front();
-  sig.count = first.count;
-  sig.root = first.root;
-  sig.type = static_cast<uint8_t>(first.type);
-  sig.dtype = static_cast<uint8_t>(first.dtype);
-  sig.op = static_cast<uint8_t>(first.op.kind);
-  sig.operations = static_cast<uint8_t>(std::min<size_t>(ops.size(), 255));
-  const auto collectives = std::count_if(ops.begin(), ops.end(), [](const Operation& op) {
-    return op.type != algo::CollType::kSend && op.type != algo::CollType::kRecv;
-  });
-  sig.collectives = static_cast<uint8_t>(std::min<ptrdiff_t>(collectives, 255));
-  sig.sequence = static_cast<uint32_t>(sequence_);
-  // Point-to-point operations differ between the two sides by nature (Send here, Recv there, peers of their own):
-  // the byte flows of the streams check them. Every collective of the call must be the same on every rank.
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Operation& op = ops[i];
-    if (op.type == algo::CollType::kSend || op.type == algo::CollType::kRecv) continue;
-    const bool variable = op.type == algo::CollType::kAlltoAllv;  // counts differ per rank by design
-    sig.digest =
-        engine::mixCall(sig.digest, static_cast<int>(op.type), variable ? 0 : op.count, static_cast<int>(op.dtype),
-                        static_cast<int>(op.op.kind), op.root, i < algorithmOfOp_.size() ? algorithmOfOp_[i] : "");
-  }
-  return sig;
 }
 
 void CommImpl::complete(std::span<const Operation> ops) {
   (void)finishRecording(observe::OpState::kCompleted);
-  divideAverages(ops);
-}
-
-void CommImpl::divideAverages(std::span<const Operation> ops) {
-  for (const Operation& op : ops) {
-    if (op.op.kind != RedOpKind::kAvg) continue;
-    size_t n = reductionOutputCount(op, rank_, nranks_);
-    if (n > 0) kernels::divide(op.recv, n, op.dtype, nranks_);
-  }
+  dispatcher_.complete(ops);
 }
 
 Status CommImpl::runOwned(std::span<const Operation> ops) {
@@ -558,7 +239,7 @@ Status CommImpl::execute(const Operation& op) {
   // store to reach the receiver's core (a tenth of a small Broadcast). The execution is ours all the same: the
   // async worker is idle once drained, and a communicator is used by one thread at a time (as in NCCL).
   worker_.drain();
-  if (repeatsBound(op) && !log::enabled(log::Level::kInfo, log::kColl)) return runRepeated(op);
+  if (dispatcher_.repeats(op) && !log::enabled(log::Level::kInfo, log::kColl)) return runRepeated(op);
   return runLogged({&op, 1});
 }
 
@@ -570,12 +251,12 @@ Status CommImpl::runRepeated(const Operation& op) {
   CHORUS_TRY(usable());
   const bool recording = recorder_.capacity() != 0;  // off (CHORUS_TRACE_ENTRIES=0): no clock reads
   const uint64_t started = recording ? observe::ticks() : 0;
-  rebind(op);
+  engine::Execution* execution = dispatcher_.rebind(op);
+  calls_.front().entry.sequence = dispatcher_.sequence();
   if (recording) startRepeatedRecording(started);
-  engine::Execution* execution = execution_.get();
   if (Status st = engine::run(std::span<engine::Execution* const>(&execution, 1)); !st.isOk()) return failCall(st);
   if (recording) finishRepeatedRecording();
-  divideAverages({&op, 1});
+  dispatcher_.complete({&op, 1});
   return Status::ok();
 }
 
@@ -649,7 +330,7 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
     splitChild_ = nullptr;
   }
   CHORUS_TRY(st);
-  child->setDeterministic(selector_.deterministic);  // a split inherits the mode, as every rank's parent has it
+  child->setDeterministic(dispatcher_.deterministic());  // a split inherits the mode, as every rank's parent has it
   *out = std::move(child);
   return Status::ok();
 }
@@ -667,7 +348,7 @@ Status CommImpl::shrink(const std::vector<int>& excluded, std::unique_ptr<CommIm
       rank_ - static_cast<int>(std::lower_bound(excluded.begin(), excluded.end(), rank_) - excluded.begin());
   auto child = std::make_unique<CommImpl>(newRank, newSize, config_);
   CHORUS_TRY(child->init(bootstrap_->successor(tag, newSize, newRank)));
-  child->setDeterministic(selector_.deterministic);
+  child->setDeterministic(dispatcher_.deterministic());
   *out = std::move(child);
   return Status::ok();
 }

@@ -1,34 +1,31 @@
-// The state behind a Communicator: identity, peers, one connection per peer, and the code that turns
-// Operations into an engine Execution and back.
+// The state behind a Communicator: identity, peers, one connection per peer, its lifecycle (init, failure, split,
+// shrink, agree, abort) and what is recorded of its calls. The calls themselves go through its Dispatcher
+// (comm/dispatcher.hpp), which turns Operations into a bound engine Execution.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
-#include <tuple>
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
 #include "chorus/communicator.hpp"
 #include "chorus/counters.hpp"
 #include "comm/async_worker.hpp"
+#include "comm/dispatcher.hpp"
 #include "comm/heartbeat.hpp"
 #include "comm/operation.hpp"
 #include "core/call_gate.hpp"
-#include "engine/cache_residency.hpp"
 #include "engine/execution.hpp"
-#include "engine/wait_spins.hpp"
 #include "observe/flight_dump.hpp"
 #include "observe/flight_recorder.hpp"
 #include "observe/metrics_table.hpp"
 #include "topology/graph.hpp"
 #include "transports/machine_load.hpp"
 #include "transports/transport.hpp"
-#include "tuner/choice.hpp"
 
 namespace chorus {
 
@@ -124,34 +121,15 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Exchanges the hosts' topologies and joins them into system_ (the same graph on every rank).
   Status buildSystem();
   transport::Connection* connection(int peer) { return connections_[peer].get(); }
-  std::byte* scratch(size_t bytes);
-  /// The plan of `shape`, generated once and kept (plans depend only on the shape, not on the buffers); null when
-  /// no algorithm implements the collective.
-  struct CachedPlan {
-    algo::Plan plan;
-    uint64_t wireBytes = 0;      // what running it sends to other ranks
-    const char* algorithm = "";  // the chosen algorithm's name, for the COLL log line
-    float predictedMicros = 0;   // the cost model's time for it
-    observe::MetricsTable::Cell* metrics = nullptr;
-  };
-  const CachedPlan* plan(const algo::CollShape& shape);
+  /// The execution the dispatcher binds calls to, made on the first call.
+  std::unique_ptr<engine::Execution> makeExecution();
   /// Ok when the communicator takes calls: not aborted, not failed, initialized.
   Status usable() const;
-  /// prepare() less the flight recorder: binds `ops` to the execution.
+  /// prepare() less the flight recorder: binds `ops` through the dispatcher, their entries renumbered or made anew.
   Status bind(std::span<const Operation> ops, engine::Execution** out);
-  /// Whether `op` alone is the bound call again, perhaps on other buffers.
-  bool repeatsBound(const Operation& op) const { return bound_.size() == 1 && bound_.front().sameCall(op); }
-  /// bind() for such a call: the bound steps pointed at its buffers, counted, judged and rewound.
-  void rebind(const Operation& op);
-  /// Points bound operation `i`'s steps at `op`'s buffers when they changed, their first lines asked for.
-  void pointAt(size_t i, const Operation& op);
-  /// runOwned() for such a call, on the calling thread, without the COLL log line.
+  /// runOwned() for a call that repeats the bound one (Dispatcher::repeats), on the calling thread, without the COLL
+  /// log line.
   Status runRepeated(const Operation& op);
-  /// bind() for a call other than the last one: plans, scratch and steps made for it.
-  Status bindAnew(std::span<const Operation> ops, engine::Execution** out);
-  /// The step size from which an operation's steps write with streaming stores (each operation of a group judged on
-  /// its own), noting its buffers' use.
-  size_t streamingFrom(const void* send, const void* recv, const BufferExtents& extents);
   /// Marks calls_ as started at `started` (ticks). They reach the flight recorder when they end, or as started
   /// once the call waits past its spin (publishStarted): a call that ends within its spin writes one entry.
   void startRecording(std::span<const Operation> ops, uint64_t started);
@@ -169,12 +147,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void startEntry(RecordedCall& c, uint64_t scheduled, uint64_t started);
   /// Writes call `c`'s entry as ended in `state` at `ended`: its first write, or the update of its started one.
   void finishEntry(RecordedCall& c, observe::OpState state, uint64_t ended);
-  /// Divides the results of the AVG reductions among `ops` by the number of ranks.
-  void divideAverages(std::span<const Operation> ops);
-  /// Appends `op`'s flight-recorder entry and metrics cell to calls_, and counts it in the cell.
-  void noteCall(const Operation& op, const char* algorithm, float predictedMicros, uint64_t payload, uint64_t wire,
-                observe::MetricsTable::Cell* cell);
-  engine::CallSignature signatureOf(std::span<const Operation> ops) const;
+  /// Appends the flight-recorder entry and metrics cell of `op`, bound anew as `choice`, to calls_.
+  void noteCall(const Operation& op, const Dispatcher::Choice& choice);
   Status poisonedError() const;
   /// Runs `ops`. The caller owns the execution: the async worker and groups hold executionMutex_; a blocking call
   /// runs on the thread that uses the communicator, after draining the worker.
@@ -196,58 +170,21 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::vector<transport::PeerInfo> peers_;
   std::vector<std::unique_ptr<transport::Connection>> connections_;  // by rank; [rank_] loops back to itself
   std::atomic<bool> aborted_{false};
-  uint64_t sequence_ = 0;
   int splits_ = 0;
   int shrinks_ = 0;  // apart from splits_: the excluded ranks do not call shrink, so one count would drift
   int agreements_ = 0;
   std::unique_ptr<Heartbeat> heartbeat_;  // when the failure detector is on
   std::mutex splitMutex_;
   CommImpl* splitChild_ = nullptr;  // the child a split is initialising, under splitMutex_ (abort() aborts it too)
-  engine::WaitSpins waitSpins_;     // CHORUS_SPIN, or the rule by oversubscription and call size
   topology::SystemGraph system_;
-  std::vector<int> hostOfRank_;                         // index of each rank's host among system_'s host nodes
-  std::shared_ptr<const std::vector<int>> hostLayout_;  // the same, as the plans' shapes carry it
-  tuner::Selector selector_;                            // the same on every rank
+  std::vector<int> hostOfRank_;         // index of each rank's host among system_'s host nodes
   transport::MachineLoad machineLoad_;  // this communicator's ranks on this machine and the cores they may run on
   std::mutex executionMutex_;
-  std::vector<std::byte> scratch_;
-  std::unique_ptr<engine::Execution> execution_;  // reused call after call
   CallValidator validator_;
-  std::vector<const algo::Plan*> planOfOp_;  // prepare()'s working lists, reused
-  std::vector<const char*> algorithmOfOp_;   // per operation of the last prepare() (COLL log of groups)
-  const char* lastAlgorithm_ = "";           // the algorithm of the last single call prepared (COLL log)
-  std::vector<size_t> scratchOffsets_;
-  std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)
-  static constexpr size_t kMaxCachedPlans = 256;
-  /// An operation execution_ holds bound: a call (a single one or a group) made of the same operations again runs by
-  /// a rewind, on any buffers (its steps pointed at them).
-  struct BoundOperation {
-    algo::CollType type;
-    const void* send;
-    void* recv;
-    size_t count;
-    DataType dtype;
-    RedOpKind op;
-    int root;
-    uint64_t payload, wire;  // what one run of it adds to the counters
-    BufferExtents extents;
-    const char* algorithm;
-    observe::MetricsTable::Cell* metrics;
-    /// The same call but perhaps on other buffers.
-    bool sameCall(const Operation& o) const {
-      return o.type == type && o.count == count && o.dtype == dtype && o.op.kind == op && o.root == root;
-    }
-  };
-  std::vector<BoundOperation> bound_;  // empty: nothing to rewind
-  /// Whether `ops` (a group) are the bound operations again, perhaps on other buffers.
-  bool sameCalls(std::span<const Operation> ops) const;
-  /// bind() for the bound group again: pointed at its buffers, counted, judged and rewound.
-  Status bindAgain(std::span<const Operation> ops, engine::Execution** out);
-  engine::CacheResidency residency_;                          // which receive buffers are still in this core's cache
-  size_t coldStreamingFrom_ = 0;                              // CHORUS_COLD_STREAMING (0: every buffer taken as cached)
-  size_t cachedStreamingFrom_ = engine::kStreamingThreshold;  // CHORUS_CACHED_STREAMING
   AsyncWorker worker_;
   observe::MetricsTable metrics_;
+  Dispatcher dispatcher_;
+  std::vector<Dispatcher::Choice> choices_;  // of the last call bound anew, reused
   observe::FlightRecorder recorder_;
   /// The operations of the call being run: their flight-recorder entries (and numbers) and metrics cells.
   struct RecordedCall {
