@@ -45,7 +45,8 @@ def main():
         opt.step()
         times.append(time.perf_counter() - start)
     params = sum(p.numel() for p in model.parameters())
-    median = sorted(times[5:])[len(times[5:]) // 2]  # the first steps build DDP's buckets
+    steady = times[5:] or times  # the first steps build DDP's buckets
+    median = sorted(steady)[len(steady) // 2]
     if rank == 0:
         print(f"{args.backend}: {world} ranks, {params / 1e6:.1f} M parameters, median step {median * 1e3:.2f} ms, "
               f"final loss {loss.item():.4f}")
