@@ -16,7 +16,8 @@ def chorus_version():
 
 
 project = "chorus"
-author = "the chorus developers"
+author = "the chorus authors"
+copyright = "2026, the chorus authors"
 release = version = chorus_version()
 
 extensions = ["myst_parser", "breathe"]
