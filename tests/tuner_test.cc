@@ -194,6 +194,11 @@ TEST(TuningFile, ParsesAndRejects) {
   ASSERT_TRUE(parseTuning(formatTuning(t), &back).isOk());
   EXPECT_DOUBLE_EQ(back.oversubscribedMessage, 0.25);
   EXPECT_FALSE(parseTuning("oversubscribed_message_us -1\n", &t).isOk());
+  ASSERT_TRUE(parseTuning("peer.alpha_us 12\npeer.beta_GBps 450\n", &t).isOk());
+  ASSERT_TRUE(parseTuning(formatTuning(t), &back).isOk());
+  EXPECT_DOUBLE_EQ(back.peer.alpha, 12);
+  EXPECT_DOUBLE_EQ(costInputs(back, false).peer.beta, 450);
+  EXPECT_FALSE(parseTuning("peer.beta_GBps 0\n", &t).isOk());
 }
 
 TEST(TuningFile, MeasuredChoicesBelongToTheirLaunchShape) {

@@ -71,8 +71,10 @@ void printSettings() {
   }
   printf("\nAlgorithms (collective: name):\n");
   for (const auto& a : algo::algorithms()) {
-    printf("  %-14s %-13s%s\n", algo::collName(a.coll), a.name,
-           a.applies ? " (needs the same number of ranks on 2+ hosts)" : "");
+    const char* note = a.memory == algo::Memory::kPeer ? " (device memory, ranks of one host)"
+                       : a.applies                     ? " (needs the same number of ranks on 2+ hosts)"
+                                                       : "";
+    printf("  %-14s %-14s%s\n", algo::collName(a.coll), a.name, note);
   }
 }
 
@@ -205,7 +207,7 @@ int main(int argc, char** argv) {
         const algo::CollShape shape = shapeOf(coll, bytes);
         const algo::Algorithm* chosen = tuner::choose(shape, selector);
         for (const algo::Algorithm& a : algo::algorithms()) {
-          if (a.coll != coll || !a.appliesTo(shape)) continue;
+          if (a.coll != coll || a.memory != shape.memory || !a.appliesTo(shape)) continue;
           printf("%s,%zu,%s,%.3f,%d\n", algo::collName(coll), bytes, a.name, tuner::predict(a, shape, selector.costs),
                  &a == chosen);
         }
@@ -221,22 +223,43 @@ int main(int argc, char** argv) {
       tuning.empty() ? " (defaults)" : (" (" + tuning + ")").c_str());
   if (const auto it = costs.choices.find(tuner::choicesKey(ranks, hosts)); it != costs.choices.end())
     printf("Measured choices (taken over the model's where they match): %s\n", it->second.c_str());
-  for (algo::CollType coll : kTable) {
-    printf("\n  %s\n", algo::collName(coll));
-    for (size_t bytes = 8; bytes <= (64u << 20); bytes *= 8) {
-      const algo::CollShape shape = shapeOf(coll, bytes);
-      const algo::Algorithm* chosen = tuner::choose(shape, selector);
-      if (!chosen) continue;
-      printf("    %-9s %-13s %10.1f us", sizeText(bytes).c_str(), chosen->name,
-             tuner::predict(*chosen, shape, selector.costs));
-      if (all) {
-        for (const algo::Algorithm& a : algo::algorithms()) {
-          if (a.coll != coll || &a == chosen || !a.appliesTo(shape) || !a.cost) continue;
-          printf("   %s %.1f", a.name, tuner::predict(a, shape, selector.costs));
+  // The choice and its predicted time per size; with --all, every other algorithm's that can run the shape.
+  auto printTable = [&](const std::vector<algo::CollType>& colls, auto shapeAt) {
+    for (algo::CollType coll : colls) {
+      printf("\n  %s\n", algo::collName(coll));
+      for (size_t bytes = 8; bytes <= (64u << 20); bytes *= 8) {
+        const algo::CollShape shape = shapeAt(coll, bytes);
+        const algo::Algorithm* chosen = tuner::choose(shape, selector);
+        if (!chosen) continue;
+        printf("    %-9s %-13s %10.1f us", sizeText(bytes).c_str(), chosen->name,
+               tuner::predict(*chosen, shape, selector.costs));
+        if (all) {
+          for (const algo::Algorithm& a : algo::algorithms()) {
+            if (&a != chosen && a.cost && tuner::allowed(a, shape, selector))
+              printf("   %s %.1f", a.name, tuner::predict(a, shape, selector.costs));
+          }
         }
+        printf("\n");
       }
-      printf("\n");
     }
-  }
+  };
+  printTable({std::begin(kTable), std::end(kTable)}, shapeOf);
+  if (hosts > 1) return 0;
+  // Device buffers of ranks of one host run over each other's memory (algorithms/peer_plan.hpp).
+  const size_t slot = static_cast<size_t>(settings().gpuSlotBytes);
+  const size_t oneShot = static_cast<size_t>(settings().gpuOneShotBytes);
+  printf(
+      "\nOn device memory (the GPUs of one host, over each other's memory): slots of %s, one-shot AllReduce up "
+      "to %s; a barrier %.3g us, %.3g GB/s moved\n",
+      sizeText(slot).c_str(), sizeText(oneShot).c_str(), selector.costs.peer.alpha, selector.costs.peer.beta);
+  printTable({algo::CollType::kAllReduce, algo::CollType::kReduceScatter, algo::CollType::kAllGather,
+              algo::CollType::kAlltoAll, algo::CollType::kBroadcast, algo::CollType::kReduce, algo::CollType::kGather,
+              algo::CollType::kScatter},
+             [&](algo::CollType coll, size_t bytes) {
+               algo::CollShape shape = tuner::shapeOfOperation(coll, bytes, ranks, 4);
+               shape.memory = algo::Memory::kPeer;
+               shape.peer = {slot, oneShot};
+               return shape;
+             });
   return 0;
 }

@@ -14,9 +14,9 @@ AlgorithmRegistrar::AlgorithmRegistrar(const Algorithm& algorithm) { registry().
 
 const std::vector<Algorithm>& algorithms() { return registry(); }
 
-const Algorithm* findAlgorithm(CollType coll, const std::string& name) {
+const Algorithm* findAlgorithm(CollType coll, const std::string& name, Memory memory) {
   for (const Algorithm& a : registry()) {
-    if (a.coll == coll && (name.empty() || name == a.name)) return &a;
+    if (a.coll == coll && a.memory == memory && (name.empty() || name == a.name)) return &a;
   }
   return nullptr;
 }

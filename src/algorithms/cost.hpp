@@ -18,8 +18,12 @@ struct LinkCost {
 };
 
 struct CostInputs {
-  LinkCost intra{0.5, 10.0};    // two ranks of one host
-  LinkCost inter{20.0, 1.25};   // the network link of a host
+  LinkCost intra{0.5, 10.0};   // two ranks of one host
+  LinkCost inter{20.0, 1.25};  // the network link of a host
+  // Device memory the ranks of one host map (peer_plan.hpp): alpha is a barrier of all ranks, beta the rate at
+  // which a rank's kernels move bytes between its buffers and the slots. A call of one barrier took 16-28 µs at 2-4
+  // processes on one H200 under MPS, and AllGather moved 312 GB/s (docs/gpu.md, "Under MPS").
+  LinkCost peer{20.0, 300.0};
   double reduceGBps = 10.0;     // one core reducing
   double roundPenalty = 0.0;    // µs more per dependent round when ranks outnumber cores (waiting for a switch)
   double pairsFactor = 1.0;     // how much more a byte of an all-pairs round costs inside a host, same condition
@@ -55,6 +59,9 @@ class CostModel {
   /// The latency of a round in which a rank sends `messages` shared-memory messages: one, as they overlap, plus
   /// CostInputs::messagePenalty for each where ranks outnumber cores.
   double localLatency(int messages) const { return in_.intra.alpha + messages * in_.messagePenalty; }
+  /// A barrier of all ranks over peer memory, and `bytes` one rank moves through it (peer_plan.hpp).
+  double peerBarrier() const { return in_.peer.alpha; }
+  double peerMove(size_t bytes) const { return static_cast<double>(bytes) / (in_.peer.beta * 1e3); }
 
  private:
   double finish(const std::vector<double>& rankIntra, const std::vector<double>& hostInter, double alpha) const;

@@ -92,6 +92,18 @@ struct VariableLayout {
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
 };
 
+/// Where a call's buffers are and how its ranks reach each other's: host memory through the transports (the plans
+/// above), or device memory the ranks of one host map into each other (the one-sided plans of peer_plan.hpp).
+enum class Memory : uint8_t { kHost, kPeer };
+
+/// What a plan over peer memory depends on beyond the shape.
+struct PeerCall {
+  size_t slotBytes = 0;     // each of a rank's two slots: a step moves at most this much through one
+  size_t oneShotBytes = 0;  // the largest AllReduce one-shot may run (CHORUS_GPU_ONE_SHOT)
+  bool inPlace = false;     // the call's buffers overlap as NCCL's in-place calls lay them out
+  bool scaled = false;      // a PreMulSum: the inputs are multiplied by the rank's scalar on the way
+};
+
 /// Everything an algorithm may look at. Counts are in elements; byte offsets use elemSize.
 struct CollShape {
   CollType type = CollType::kAllReduce;
@@ -103,9 +115,15 @@ struct CollShape {
   std::shared_ptr<const VariableLayout> variable;  // AlltoAllv only
   /// The host of each rank, numbered 0.. in order of first appearance; null when all ranks share one host.
   std::shared_ptr<const std::vector<int>> hostOfRank;
+  Memory memory = Memory::kHost;
+  PeerCall peer;  // Memory::kPeer only
 };
 
 using PlanGenerator = Plan (*)(const CollShape& shape);
+namespace peer {
+struct Plan;
+}
+using PeerPlanGenerator = peer::Plan (*)(const CollShape& shape);
 using Applicability = bool (*)(const CollShape& shape);
 class CostModel;
 /// Predicted time in µs (algorithms/cost.hpp).
@@ -114,7 +132,7 @@ using CostFunction = double (*)(const CollShape& shape, const CostModel& model);
 struct Algorithm {
   const char* name;
   CollType coll;
-  PlanGenerator generate;
+  PlanGenerator generate;  // Memory::kHost
   /// Predicted time of a shape; null for a collective's only algorithm (nothing to choose between).
   CostFunction cost = nullptr;
   /// Whether the algorithm can run `shape` (null: any shape); the tuner only considers those that can.
@@ -122,6 +140,9 @@ struct Algorithm {
   /// Every element of the result is folded in rank order (rank 0's value first), the same on every rank, whatever
   /// the arrival order: the only algorithms deterministic mode lets reduce.
   bool rankOrder = false;
+  PeerPlanGenerator generatePeer = nullptr;  // Memory::kPeer
+  /// The memory the plans are for: the tuner chooses among the algorithms of the call's memory only.
+  Memory memory = Memory::kHost;
   bool appliesTo(const CollShape& shape) const { return !applies || applies(shape); }
 };
 
@@ -139,8 +160,8 @@ struct AlgorithmRegistrar {
   static const ::chorus::algo::AlgorithmRegistrar ident##_registrar({name, coll, fn, cost, nullptr, true})
 
 const std::vector<Algorithm>& algorithms();
-/// The algorithm for `coll`: by name when `name` is non-empty, else the default. Null when none matches.
-const Algorithm* findAlgorithm(CollType coll, const std::string& name = "");
+/// The algorithm of `memory` for `coll`: by name when `name` is non-empty, else the default. Null when none matches.
+const Algorithm* findAlgorithm(CollType coll, const std::string& name = "", Memory memory = Memory::kHost);
 
 /// Element range [begin, end) of slice i when `count` elements are cut into n nearly equal slices.
 inline size_t sliceBegin(size_t count, int n, int i) { return count * static_cast<size_t>(i) / static_cast<size_t>(n); }

@@ -11,15 +11,16 @@
 #include <span>
 #include <vector>
 
+#include "algorithms/operation.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "chorus/communicator.hpp"
 #include "chorus/counters.hpp"
 #include "comm/async_worker.hpp"
 #include "comm/dispatcher.hpp"
 #include "comm/heartbeat.hpp"
-#include "comm/operation.hpp"
 #include "core/call_gate.hpp"
 #include "engine/execution.hpp"
+#include "gpu/host_comm.hpp"
 #include "observe/flight_dump.hpp"
 #include "observe/flight_recorder.hpp"
 #include "observe/metrics_table.hpp"
@@ -29,7 +30,7 @@
 
 namespace chorus {
 
-class CommImpl : public std::enable_shared_from_this<CommImpl> {
+class CommImpl final : public std::enable_shared_from_this<CommImpl>, public gpu::HostComm {
  public:
   CommImpl(int rank, int nranks, const CommConfig& config);
   ~CommImpl();
@@ -48,8 +49,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// The argument checks of the owner thread's calls (it alone uses them, inside gate()).
   CallValidator& validator() { return validator_; }
 
-  int rank() const { return rank_; }
-  int size() const { return nranks_; }
+  int rank() const override { return rank_; }
+  int size() const override { return nranks_; }
 
   /// Binds `ops` (validated already) to this communicator's Execution, ready for engine::run. The caller owns the
   /// execution (see runOwned) from here until complete() returns.
@@ -66,7 +67,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void logCalls(std::span<const Operation> ops, double microseconds, const Status& st) const;
 
   /// Runs one operation in the calling thread, after any queued async work.
-  Status execute(const Operation& op);
+  Status execute(const Operation& op) override;
   Request submit(Operation op);
   /// Queues `ops` to run together, as one group, on the communicator's thread.
   Request submit(std::vector<Operation> ops);
@@ -74,7 +75,11 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// still complete the operations, with what only then is known): the
   /// stream half of a call on device buffers (gpu/stream_calls.hpp). Unlike submit(), such work does not make a
   /// nonblocking communicator's asyncError() report kInProgress: the call was complete once enqueued.
-  Request submitOnStream(std::vector<Operation> ops, std::function<Status(std::vector<Operation>*)> ready);
+  Request submitOnStream(std::vector<Operation> ops, std::function<Status(std::vector<Operation>*)> ready) override;
+  /// The dispatcher's plan of a call on device memory (gpu/host_comm.hpp).
+  Status planOnPeerMemory(const Operation& op, size_t slotBytes, size_t oneShotBytes, algo::peer::Plan* plan) override {
+    return dispatcher_.planOnPeerMemory(op, slotBytes, oneShotBytes, plan);
+  }
 
   /// Deterministic mode on or off (tuner::Selector::deterministic); the same on every rank.
   void setDeterministic(bool on);
@@ -82,7 +87,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// The transports of this rank's connections to other ranks, sorted and joined by '+' ("shm", "loopback+tcp").
   std::string transportNames() const;
   /// True when another rank of this communicator lives in this process (threads, or a thread driving several ranks).
-  bool sharesProcess() const;
+  bool sharesProcess() const override;
   void resetCounters();
   std::vector<CallMetrics> metrics() const { return metrics_.read(); }
   /// The name of this communicator in flight records and metrics: its hash, in hex (the same on every rank).
@@ -102,19 +107,19 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   /// Aborts with `cause` (a silent rank, seen by the heartbeat), which the peers find in the store and every
   /// failing call names.
   void abortFor(const Status& cause);
-  bool aborted() const { return aborted_.load(); }
-  const std::atomic<bool>* abortFlag() const { return &aborted_; }
+  bool aborted() const override { return aborted_.load(); }
+  const std::atomic<bool>* abortFlag() const override { return &aborted_; }
   /// The first failure of any call, kInProgress while a nonblocking communicator has queued work, else ok.
-  Status asyncError() const;
+  Status asyncError() const override;
   /// Keeps the first failure that leaves this communicator unusable (peer death, timeout, abort), for asyncError();
   /// returns `st`.
-  Status recordFailure(Status st);
+  Status recordFailure(Status st) override;
 
   /// Held while an execution of this communicator runs (connections are single-threaded).
   std::mutex& executionMutex() { return executionMutex_; }
   void waitForAsyncWork() { worker_.drain(); }
   /// The GPU path's state of this communicator (gpu/peer_group.hpp), set up by the first call that uses it.
-  std::shared_ptr<void>& peerMemory() { return peerMemory_; }
+  std::shared_ptr<void>& peerMemory() override { return peerMemory_; }
 
  private:
   Status connectPeers();

@@ -42,6 +42,19 @@ const Dispatcher::CachedPlan* Dispatcher::plan(const algo::CollShape& shape) {
   return &plans_.emplace(key, std::move(cached)).first->second;
 }
 
+Status Dispatcher::planOnPeerMemory(const Operation& op, size_t slotBytes, size_t oneShotBytes,
+                                    algo::peer::Plan* out) const {
+  algo::CollShape shape{op.type, nranks_, rank_, op.count, dataTypeSize(op.dtype), op.root};
+  shape.memory = algo::Memory::kPeer;
+  const bool reduces = op.type == algo::CollType::kAllReduce || op.type == algo::CollType::kReduceScatter ||
+                       op.type == algo::CollType::kReduce;
+  shape.peer = {slotBytes, oneShotBytes, inPlace(op, rank_, nranks_), reduces && op.op.kind == RedOpKind::kPreMulSum};
+  const algo::Algorithm* a = tuner::choose(shape, setup_.selector);
+  if (!a) return invalidUsage(std::string("no algorithm runs ") + algo::collName(op.type) + " over peer memory");
+  *out = a->generatePeer(shape);
+  return Status::ok();
+}
+
 namespace {
 
 // A call on buffers other than the last call's (a training step's fresh activations, a pool) finds them out of the

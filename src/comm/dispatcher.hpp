@@ -12,7 +12,8 @@
 #include <tuple>
 #include <vector>
 
-#include "comm/operation.hpp"
+#include "algorithms/operation.hpp"
+#include "algorithms/peer_plan.hpp"
 #include "engine/cache_residency.hpp"
 #include "engine/execution.hpp"
 #include "engine/wait_spins.hpp"
@@ -60,6 +61,11 @@ class Dispatcher {
   /// Binds a call other than the last one: plans, scratch and steps made for it; `choices` gets one entry per
   /// operation, in order.
   Status bindAnew(std::span<const Operation> ops, std::vector<Choice>* choices, engine::Execution** out);
+
+  /// This rank's plan of `op` (device buffers) over the peer memory of one host, through slots of `slotBytes`: the
+  /// algorithm of that memory the selector chooses, as for a call on host memory. Keeps nothing (it may run beside a
+  /// bind on the communicator's thread).
+  Status planOnPeerMemory(const Operation& op, size_t slotBytes, size_t oneShotBytes, algo::peer::Plan* out) const;
 
   /// The number of the call bound last (each bind counts one; the same on every rank).
   uint64_t sequence() const { return sequence_; }

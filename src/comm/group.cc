@@ -78,7 +78,7 @@ Status enqueueDeviceOperations(std::span<CommOps> calls, size_t* onHost) {
     return Status::ok();
   }
   CHORUS_TRY(preparePeerMemory(calls));
-  std::vector<CommOps> onDevice;
+  std::vector<std::pair<gpu::HostComm*, std::vector<Operation>>> onDevice;
   for (CommOps& call : calls) {
     const std::vector<Operation>& ops = call.second;
     const size_t device = std::count_if(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; });

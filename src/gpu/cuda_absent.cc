@@ -28,12 +28,12 @@ Status cudaError(int code, const std::string& what) {
 }
 Status takePinned(size_t, std::shared_ptr<std::byte>*) { return noCuda(); }
 Status stagingFor(int, void*, size_t, std::shared_ptr<std::byte>*) { return noCuda(); }
-Status preparePeerMemory(CommImpl&, const std::vector<Operation>&, bool* usable) {
+Status preparePeerMemory(HostComm&, const std::vector<Operation>&, bool* usable) {
   *usable = false;
   return Status::ok();
 }
-Status enqueueOnStream(CommImpl&, const std::vector<Operation>&) { return noCuda().withContext("device buffers"); }
-Status enqueueOnStreams(const std::vector<std::pair<CommImpl*, std::vector<Operation>>>&) {
+Status enqueueOnStream(HostComm&, const std::vector<Operation>&) { return noCuda().withContext("device buffers"); }
+Status enqueueOnStreams(const std::vector<std::pair<HostComm*, std::vector<Operation>>>&) {
   return noCuda().withContext("device buffers");
 }
 

@@ -1,9 +1,9 @@
 // Calls on device buffers among the ranks of one host, run on the GPU: each rank's device memory holds two slots
 // that every other rank maps (CUDA IPC: cudaIpcGetMemHandle / cudaIpcOpenMemHandle, on one GPU or across GPUs with
-// peer access), and a call runs the steps of gpu/peer_steps.hpp on the caller's stream: copy kernels, reduction
-// kernels, and barriers that are stream memory operations on flags in the ranks' memory (each rank writes its
-// arrival into every peer's flags and its stream waits on its own; no host thread takes part). The host enqueues
-// the whole call and returns.
+// peer access), and a call runs the plan the catalogue gives it (algorithms/peer_plan.hpp) on the caller's stream: copy
+// kernels, reduction kernels, and barriers that are stream memory operations on flags in the ranks' memory (each rank
+// writes its arrival into every peer's flags and its stream waits on its own; no host thread takes part). The host
+// enqueues the whole call and returns.
 //
 // The first call that can run this way sets the group up, collectively, through the host path: the ranks exchange
 // their memory handles and agree whether every rank mapped every peer. Where they cannot (ranks on several hosts,
@@ -17,24 +17,21 @@
 
 #include <vector>
 
+#include "algorithms/operation.hpp"
 #include "chorus/status.hpp"
-#include "comm/operation.hpp"
-
-namespace chorus {
-class CommImpl;
-}
+#include "gpu/host_comm.hpp"
 
 namespace chorus::gpu {
 
 /// Sets this communicator's group up, collectively, if it is not yet and `ops` (a call or a group's collectives) would
 /// run on it; `*usable` says whether they will. A thread driving several communicators (a group over several
 /// devices) sets them up together, from one thread each (comm/group.cc): each set-up waits for its peers'.
-Status preparePeerMemory(CommImpl& comm, const std::vector<Operation>& ops, bool* usable);
+Status preparePeerMemory(HostComm& comm, const std::vector<Operation>& ops, bool* usable);
 
 /// One communicator's part of a call: its operations (validated, on device memory; one call, or its collectives of
 /// a group, run one after the other) on `stream`.
 struct CommCalls {
-  CommImpl* comm = nullptr;
+  HostComm* comm = nullptr;
   std::vector<Operation> ops;
   void* stream = nullptr;
 };

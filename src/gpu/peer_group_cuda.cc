@@ -12,20 +12,25 @@
 #include <thread>
 
 #include "bootstrap/host_id.hpp"
-#include "comm/comm_impl.hpp"
 #include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "gpu/device_kernels.hpp"
+#include "gpu/one_kernel_fit.hpp"
 #include "gpu/one_kernel_step.hpp"
 #include "gpu/peer_group.hpp"
-#include "gpu/peer_steps.hpp"
 #include "gpu/runtime.hpp"
 
 namespace chorus::gpu {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using algo::peer::Combine;
+using algo::peer::Move;
+using algo::peer::Phase;
+using algo::peer::Place;
+using algo::peer::Ref;
+using algo::peer::Step;
 
 constexpr int kMaxRanks = 64;  // a reduction kernel's sources
 // A rank's memory: the flags, then slot 0 and slot 1. Flags are 32-bit counters compared cyclically by the waits.
@@ -133,7 +138,7 @@ std::string describe(algo::CollType type, size_t count, DataType dtype) {
 struct PeerCall {
   Operation op;
   cudaStream_t stream = nullptr;
-  std::vector<Step> steps;
+  algo::peer::Plan plan;
   size_t next = 0;
   bool oneKernel = false;  // the whole call is one kernel (gpu/one_kernel_step.hpp)
   bool finished = false;
@@ -141,10 +146,10 @@ struct PeerCall {
 
 class PeerGroup {
  public:
-  PeerGroup(CommImpl& comm, int device) : comm_(comm), rank_(comm.rank()), n_(comm.size()), device_(device) {
-    limits_.slotBytes = static_cast<size_t>(settings().gpuSlotBytes);
-    limits_.oneShotBytes = static_cast<size_t>(settings().gpuOneShotBytes);
-    limits_.oneKernelBytes = static_cast<size_t>(settings().gpuOneKernelMax);
+  PeerGroup(HostComm& comm, int device) : comm_(comm), rank_(comm.rank()), n_(comm.size()), device_(device) {
+    slotBytes_ = static_cast<size_t>(settings().gpuSlotBytes);
+    oneShotBytes_ = static_cast<size_t>(settings().gpuOneShotBytes);
+    oneKernelBytes_ = static_cast<size_t>(settings().gpuOneKernelMax);
   }
   ~PeerGroup();
 
@@ -158,7 +163,7 @@ class PeerGroup {
  private:
   /// Rank `writer`'s word of the flag array at `at` (kArrivalsAt, kDoneAt) in rank `owner`'s memory.
   char* flagWord(int owner, size_t at, int writer) const { return base_[owner] + at + writer * sizeof(uint32_t); }
-  char* slot(int rank, uint64_t parity) const { return base_[rank] + kHeaderBytes + parity * limits_.slotBytes; }
+  char* slot(int rank, uint64_t parity) const { return base_[rank] + kHeaderBytes + parity * slotBytes_; }
   void* address(const Ref& ref, const Operation& op, uint64_t parity) const;
   Status prepareOwnMemory(SetupInfo* mine);
   /// Maps rank q's memory into base_[q].
@@ -186,11 +191,13 @@ class PeerGroup {
   /// Until `deadline`: whether every peer's done counter reached this rank's last call (they no longer read it).
   bool peersFinished(Clock::time_point deadline);
 
-  CommImpl& comm_;
+  HostComm& comm_;
   const int rank_;
   const int n_;
   const int device_;
-  PeerStepLimits limits_;
+  size_t slotBytes_ = 0;       // CHORUS_GPU_SLOT: each of a rank's two slots
+  size_t oneShotBytes_ = 0;    // CHORUS_GPU_ONE_SHOT, for the plans' shapes
+  size_t oneKernelBytes_ = 0;  // CHORUS_GPU_ONE_KERNEL, or 0 where the ranks' kernels do not run at once
   char* own_ = nullptr;
   std::vector<char*> base_;      // every rank's memory as mapped here (own_ at rank_)
   std::vector<bool> opened_;     // base_[q] came from cudaIpcOpenMemHandle
@@ -227,8 +234,8 @@ Status PeerGroup::prepareOwnMemory(SetupInfo* mine) {
   if (!batchMemOp()) return invalidUsage("the CUDA driver has no cuStreamBatchMemOp");
   CHORUS_CUDA_TRY(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
   void* p = nullptr;
-  CHORUS_CUDA_TRY(cudaMalloc(&p, kHeaderBytes + 2 * limits_.slotBytes),
-                  "cudaMalloc of " + std::to_string(kHeaderBytes + 2 * limits_.slotBytes) + " bytes of peer memory");
+  CHORUS_CUDA_TRY(cudaMalloc(&p, kHeaderBytes + 2 * slotBytes_),
+                  "cudaMalloc of " + std::to_string(kHeaderBytes + 2 * slotBytes_) + " bytes of peer memory");
   own_ = static_cast<char*>(p);
   // Zeroed flags by a copy, not cudaMemset: a memset is a kernel of CUDA's, loaded lazily (see loadKernels()).
   static const char zeros[kHeaderBytes] = {};
@@ -330,7 +337,7 @@ Status PeerGroup::setUp(std::string* why) {
 // (docs/gpu.md). So where processes share a device, the ranks time a few barriers of empty one-kernel
 // steps and agree.
 Status PeerGroup::checkKernelsRunTogether(const std::vector<SetupInfo>& all) {
-  if (limits_.oneKernelBytes == 0) return Status::ok();
+  if (oneKernelBytes_ == 0) return Status::ok();
   bool shared = false;
   for (int a = 0; a < n_; ++a)
     for (int b = a + 1; b < n_; ++b) shared = shared || all[a].device == all[b].device;
@@ -340,7 +347,7 @@ Status PeerGroup::checkKernelsRunTogether(const std::vector<SetupInfo>& all) {
   CHORUS_TRY(timeKernelBarriers(&micros));
   bool everyone = false;
   CHORUS_TRY(allAgree(micros < kTogetherMicros, &everyone, "agreeing on one-kernel calls"));
-  if (!everyone) limits_.oneKernelBytes = 0;
+  if (!everyone) oneKernelBytes_ = 0;
   CHORUS_INFO(kInit, "rank %d: ranks share device %d; a barrier inside a kernel took %.1f us here, so calls %s", rank_,
               device_, micros,
               everyone ? "run as one kernel up to CHORUS_GPU_ONE_KERNEL"
@@ -522,9 +529,9 @@ Status PeerGroup::begin(const Operation& op, cudaStream_t stream, PeerCall* call
   }
   call->op = op;
   call->stream = stream;
-  call->steps = planPeerSteps(op, rank_, n_, limits_);
+  CHORUS_TRY(comm_.planOnPeerMemory(op, slotBytes_, oneShotBytes_, &call->plan));
   call->next = 0;
-  call->oneKernel = runsAsOneKernel(call->steps, n_, dataTypeSize(op.dtype), limits_);
+  call->oneKernel = runsAsOneKernel(call->plan, n_, dataTypeSize(op.dtype), oneKernelBytes_);
   call->finished = false;
   if (lastDone_ && stream != lastStream_) {
     DeviceScope onDevice(device_);
@@ -576,12 +583,12 @@ Status PeerGroup::launchOneKernel(const OneKernelStep& k, unsigned blocks, const
 }
 
 Status PeerGroup::enqueueOneKernel(PeerCall& call) {
-  const Step& step = call.steps[0];
+  const Step& step = call.plan.steps[0];
   const uint64_t parity = steps_++ % 2;
-  const unsigned blocks = oneKernelBlocks(movedBytes(step, n_, dataTypeSize(call.op.dtype)));
+  const unsigned blocks = oneKernelBlocks(algo::peer::movedBytes(step, n_, dataTypeSize(call.op.dtype)));
   CHORUS_TRY(launchOneKernel(oneKernelStep(&step, call.op, parity), blocks, call.op, call.stream));
   ++calls_;
-  call.next = call.steps.size();
+  call.next = call.plan.steps.size();
   call.finished = true;
   return track(call.op, call.stream);
 }
@@ -589,14 +596,14 @@ Status PeerGroup::enqueueOneKernel(PeerCall& call) {
 Status PeerGroup::enqueueStep(PeerCall& call) {
   DeviceScope onDevice(device_);
   if (call.oneKernel) return enqueueOneKernel(call);
-  if (call.next < call.steps.size()) {
-    const Step& step = call.steps[call.next++];
+  if (call.next < call.plan.steps.size()) {
+    const Step& step = call.plan.steps[call.next++];
     const uint64_t parity = steps_++ % 2;
     for (size_t i = 0; i < step.phases.size(); ++i) {
       if (i > 0) CHORUS_TRY(barrier(call.stream));
       CHORUS_TRY(runPhase(step.phases[i], call.op, parity, call.stream));
     }
-    if (call.next < call.steps.size()) return Status::ok();
+    if (call.next < call.plan.steps.size()) return Status::ok();
   }
   // The call's end: tell the peers it is done with their memory (read at teardown), and follow it to its end.
   ++calls_;
@@ -681,18 +688,18 @@ void PeerGroup::watch() {
   }
 }
 
-// A communicator's state in CommImpl::peerMemory(): its group, or none where its calls are staged.
+// A communicator's state in HostComm::peerMemory(): its group, or none where its calls are staged.
 struct PeerMemory {
   std::unique_ptr<PeerGroup> group;
 };
 
 }  // namespace
 
-Status preparePeerMemory(CommImpl& comm, const std::vector<Operation>& ops, bool* usable) {
+Status preparePeerMemory(HostComm& comm, const std::vector<Operation>& ops, bool* usable) {
   *usable = false;
   if (!settings().gpuPeerMemory) return Status::ok();
   for (const Operation& op : ops)
-    if (!runsOnPeerMemory(op.type)) return Status::ok();
+    if (!algo::findAlgorithm(op.type, "", algo::Memory::kPeer)) return Status::ok();
   std::shared_ptr<void>& state = comm.peerMemory();
   if (!state) {
     auto memory = std::make_shared<PeerMemory>();

@@ -2,8 +2,8 @@
 // did; device and managed buffers are enqueued on the caller's CUDA stream (stream_calls.hpp, chorus/stream.hpp).
 #pragma once
 
+#include "algorithms/operation.hpp"
 #include "chorus/status.hpp"
-#include "comm/operation.hpp"
 
 namespace chorus::gpu {
 

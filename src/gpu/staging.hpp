@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "comm/operation.hpp"
+#include "algorithms/operation.hpp"
 
 namespace chorus::gpu {
 

@@ -13,12 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms/operation.hpp"
 #include "chorus/status.hpp"
-#include "comm/operation.hpp"
-
-namespace chorus {
-class CommImpl;
-}
+#include "gpu/host_comm.hpp"
 
 namespace chorus::gpu {
 
@@ -26,10 +23,10 @@ namespace chorus::gpu {
 /// on their streams. Operations of a group on different streams run together, as in NCCL: the first operation's
 /// stream waits for the others before the call, and they wait for it after. An error here (a CUDA call that failed)
 /// is returned; a failure of the operations themselves is the communicator's async error.
-Status enqueueOnStream(CommImpl& comm, const std::vector<Operation>& ops);
+Status enqueueOnStream(HostComm& comm, const std::vector<Operation>& ops);
 
 /// enqueueOnStream for several communicators' operations of one group, made by one thread: those that run on the
 /// GPU have their steps interleaved (gpu/peer_group.hpp).
-Status enqueueOnStreams(const std::vector<std::pair<CommImpl*, std::vector<Operation>>>& calls);
+Status enqueueOnStreams(const std::vector<std::pair<HostComm*, std::vector<Operation>>>& calls);
 
 }  // namespace chorus::gpu

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "chorus/request.hpp"
-#include "comm/comm_impl.hpp"
 #include "gpu/peer_group.hpp"
 #include "gpu/pinned_pool.hpp"
 #include "gpu/runtime.hpp"
@@ -45,7 +44,7 @@ struct StagedCall {
   std::shared_ptr<std::byte> staging;
   cudaStream_t stream = nullptr;
 };
-Status stageIn(CommImpl& comm, const std::vector<Operation>& ops, cudaStream_t stream, StagedCall* out);
+Status stageIn(HostComm& comm, const std::vector<Operation>& ops, cudaStream_t stream, StagedCall* out);
 Status stageOut(StagedCall& staged, bool streamWaits);
 
 // A call captured into a CUDA graph would replay with what was fixed when it was enqueued: its barrier counts and
@@ -69,7 +68,7 @@ Status refuseGraphCapture(const std::vector<Operation>& ops) {
 
 }  // namespace
 
-Status enqueueOnStreams(const std::vector<std::pair<CommImpl*, std::vector<Operation>>>& calls) {
+Status enqueueOnStreams(const std::vector<std::pair<HostComm*, std::vector<Operation>>>& calls) {
   for (const auto& call : calls) CHORUS_TRY(refuseGraphCapture(call.second));
   // Each communicator's operations run on their first one's stream, joined with the others' streams around them.
   std::vector<CommCalls> onMain;
@@ -114,11 +113,11 @@ Status enqueueOnStreams(const std::vector<std::pair<CommImpl*, std::vector<Opera
   return Status::ok();
 }
 
-Status enqueueOnStream(CommImpl& comm, const std::vector<Operation>& ops) { return enqueueOnStreams({{&comm, ops}}); }
+Status enqueueOnStream(HostComm& comm, const std::vector<Operation>& ops) { return enqueueOnStreams({{&comm, ops}}); }
 
 namespace {
 
-Status stageIn(CommImpl& comm, const std::vector<Operation>& ops, cudaStream_t stream, StagedCall* out) {
+Status stageIn(HostComm& comm, const std::vector<Operation>& ops, cudaStream_t stream, StagedCall* out) {
   out->stream = stream;
   out->plan = planStaging(ops, comm.rank(), comm.size());
   CHORUS_TRY(stagingFor(currentDevice(), stream, out->plan.bytes, &out->staging));

@@ -44,7 +44,7 @@ bool reduces(algo::CollType t) {
 }  // namespace
 
 bool allowed(const algo::Algorithm& a, const algo::CollShape& shape, const Selector& selector) {
-  if (a.coll != shape.type || !a.appliesTo(shape)) return false;
+  if (a.coll != shape.type || a.memory != shape.memory || !a.appliesTo(shape)) return false;
   return !selector.deterministic || !reduces(shape.type) || a.rankOrder;
 }
 

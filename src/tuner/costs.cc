@@ -76,6 +76,10 @@ Status parseTuning(const std::string& text, CostTable* table) {
       table->inter.alpha = v;
     } else if (key == "inter.beta_GBps" && v > 0) {
       table->inter.beta = v;
+    } else if (key == "peer.alpha_us") {
+      table->peer.alpha = v;
+    } else if (key == "peer.beta_GBps" && v > 0) {
+      table->peer.beta = v;
     } else if (key == "reduce_GBps" && v > 0) {
       table->reduceGBps = v;
     } else if (key == "oversubscribed_round_us") {
@@ -95,10 +99,11 @@ std::string formatTuning(const CostTable& t) {
   char text[512];
   snprintf(text, sizeof(text),
            "intra.alpha_us %.4g\nintra.beta_GBps %.4g\ninter.alpha_us %.4g\ninter.beta_GBps %.4g\n"
-           "reduce_GBps %.4g\noversubscribed_round_us %.4g\noversubscribed_message_us %.4g\n"
+           "peer.alpha_us %.4g\npeer.beta_GBps %.4g\nreduce_GBps %.4g\noversubscribed_round_us "
+           "%.4g\noversubscribed_message_us %.4g\n"
            "oversubscribed_pairs_factor %.4g\n",
-           t.intra.alpha, t.intra.beta, t.inter.alpha, t.inter.beta, t.reduceGBps, t.oversubscribedRound,
-           t.oversubscribedMessage, t.oversubscribedPairs);
+           t.intra.alpha, t.intra.beta, t.inter.alpha, t.inter.beta, t.peer.alpha, t.peer.beta, t.reduceGBps,
+           t.oversubscribedRound, t.oversubscribedMessage, t.oversubscribedPairs);
   std::string out = text;
   for (const auto& [shape, rules] : t.choices) out += kChoices + shape + " " + rules + "\n";
   return out;
@@ -108,6 +113,7 @@ algo::CostInputs costInputs(const CostTable& t, bool oversubscribed) {
   algo::CostInputs in;
   in.intra = t.intra;
   in.inter = t.inter;
+  in.peer = t.peer;
   in.reduceGBps = t.reduceGBps;
   in.roundPenalty = oversubscribed ? t.oversubscribedRound : 0;
   in.pairsFactor = oversubscribed ? t.oversubscribedPairs : 1;

@@ -2,12 +2,12 @@
 // slowest host's network link between hosts), or the values chorus-tune measured, from CHORUS_TUNING_FILE.
 //
 // Tuning file: one "key value" per line, '#' starts a comment; keys intra.alpha_us, intra.beta_GBps,
-// inter.alpha_us, inter.beta_GBps, reduce_GBps, oversubscribed_round_us, oversubscribed_message_us,
-// oversubscribed_pairs_factor (at least 1).
-// Keys left out keep their default. And measured choices, "choices.<ranks>x<hosts> <rules>": for a communicator of
-// that many ranks over that many hosts, the algorithms `chorus-tune --choices` measured fastest per collective and
-// size, in CHORUS_ALGO's grammar (tuner/algo_override.hpp). The selector takes them over the cost model's, where
-// the model's terms miss what decides: when ranks outnumber cores, how the scheduler interleaves them.
+// inter.alpha_us, inter.beta_GBps, peer.alpha_us, peer.beta_GBps, reduce_GBps, oversubscribed_round_us,
+// oversubscribed_message_us, oversubscribed_pairs_factor (at least 1). Keys left out keep their default. And measured
+// choices, "choices.<ranks>x<hosts> <rules>": for a communicator of that many ranks over that many hosts, the
+// algorithms `chorus-tune --choices` measured fastest per collective and size, in CHORUS_ALGO's grammar
+// (tuner/algo_override.hpp). The selector takes them over the cost model's, where the model's terms miss what decides:
+// when ranks outnumber cores, how the scheduler interleaves them.
 #pragma once
 
 #include <map>
@@ -24,6 +24,7 @@ namespace chorus::tuner {
 struct CostTable {
   algo::LinkCost intra{0.3, 8.0};
   algo::LinkCost inter{20.0, 1.25};
+  algo::LinkCost peer = algo::CostInputs{}.peer;  // device memory of one host (algorithms/cost.hpp)
   double reduceGBps = 10.0;
   double oversubscribedRound = 5.0;  // µs a dependent round costs more when a host runs more ranks than cores
   // How much more a byte costs in a round where every rank sends to every other, same condition: all ranks copy at

@@ -1,4 +1,4 @@
-#include "comm/operation.hpp"
+#include "algorithms/operation.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -153,6 +153,23 @@ Status checkSelfExchanges(std::span<const Operation> ops, int rank) {
     }
   }
   return Status::ok();
+}
+
+bool inPlace(const Operation& op, int rank, int) {
+  if (!op.send || !op.recv) return false;
+  const auto* send = static_cast<const char*>(op.send);
+  const auto* recv = static_cast<const char*>(op.recv);
+  const size_t block = static_cast<size_t>(rank) * op.count * dataTypeSize(op.dtype);
+  switch (op.type) {
+    case CollType::kAllGather:
+    case CollType::kGather:
+      return send == recv + block;
+    case CollType::kReduceScatter:
+    case CollType::kScatter:
+      return recv == send + block;
+    default:
+      return send == recv;
+  }
 }
 
 size_t reductionInputCount(const Operation& op, int, int nranks) {

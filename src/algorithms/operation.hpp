@@ -86,6 +86,11 @@ class CallValidator {
 /// with equal sizes: a lone one would leave data behind for a later call, or read what an earlier one left.
 Status checkSelfExchanges(std::span<const Operation> ops, int rank);
 
+/// Whether the buffers of `op` overlap as NCCL lays out an in-place call: the same buffer (AllReduce, Broadcast,
+/// Reduce, AlltoAll), or this rank's block of the larger one (AllGather and Gather: send in recv; ReduceScatter and
+/// Scatter: recv in send).
+bool inPlace(const Operation& op, int rank, int nranks);
+
 /// Elements this rank contributes to a reduction (what pre-multiplication scales), 0 for non-reductions.
 size_t reductionInputCount(const Operation& op, int rank, int nranks);
 /// Elements of the reduced result this rank holds (what avg divides), 0 when none.
