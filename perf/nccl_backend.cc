@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "capi/nccl_comm.hpp"
-#include "comm/comm_impl.hpp"
+#include "comm/comm_access.hpp"
 #include "core/settings.hpp"
 #include "gpu/runtime.hpp"
 #include "perf/data.hpp"
@@ -83,7 +83,7 @@ class NcclBackend final : public Backend {
   }
 
   std::string describe() const override {
-    std::string names = comms_.empty() || !comms_[0]->comm ? "" : comms_[0]->comm->impl().transportNames();
+    std::string names = comms_.empty() || !comms_[0]->comm ? "" : CommAccess::impl(*comms_[0]->comm).transportNames();
     return "chorus " + (names.empty() ? std::string("self") : names);
   }
 

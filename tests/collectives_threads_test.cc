@@ -167,6 +167,39 @@ TEST(ThreadCommunicator, AsyncRequestsCompleteInOrder) {
   for (auto& e : errors) EXPECT_EQ(e, "");
 }
 
+// The call as data: run() and submit() take what the typed methods fill in, and check it as they do.
+TEST(ThreadCommunicator, RunAndSubmitTakeTheCallAsData) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(Communicator::createLocal(3, &comms).isOk());
+  auto errors = onEveryRank(comms, [](Communicator& comm, int r) -> std::string {
+    std::vector<int32_t> v(10, r + 1), sum(10, 0);
+    Status st =
+        comm.run(CollArgs(Collective::kAllReduce, v.data(), sum.data(), v.size(), DataType::kInt32, RedOp::sum()));
+    if (!st.isOk() || sum[9] != 6) return "run AllReduce: " + st.message();
+    // AlltoAllv: rank r sends q + 1 elements to each rank q, its counts gone before the call runs.
+    std::vector<int32_t> out(6, r), in(3 * (r + 1), -1);
+    Request req;
+    {
+      std::vector<size_t> sendCounts{1, 2, 3}, sendDispls{0, 1, 3}, recvCounts(3, r + 1), recvDispls(3);
+      for (int q = 0; q < 3; ++q) recvDispls[q] = static_cast<size_t>(q * (r + 1));
+      req = comm.submit(CollArgs::alltoAllv(out.data(), sendCounts.data(), sendDispls.data(), in.data(),
+                                            recvCounts.data(), recvDispls.data(), DataType::kInt32));
+    }
+    st = req.wait();
+    if (!st.isOk()) return "submit AlltoAllv: " + st.message();
+    for (int q = 0; q < 3; ++q)
+      for (int i = 0; i <= r; ++i)
+        if (in[q * (r + 1) + i] != q) return "AlltoAllv: wrong element from rank " + std::to_string(q);
+    st = comm.run(CollArgs(static_cast<Collective>(99), v.data(), sum.data(), 1, DataType::kInt32));
+    if (st.code() != ErrorCode::kInvalidArgument || st.message().find("unknown collective 99") == std::string::npos)
+      return "an unknown collective: " + st.message();
+    st = comm.submit(CollArgs(Collective::kAlltoAllv, out.data(), in.data(), 0, DataType::kInt32)).wait();
+    if (st.code() != ErrorCode::kInvalidArgument) return "AlltoAllv without counts: " + st.message();
+    return "";
+  });
+  for (auto& e : errors) EXPECT_EQ(e, "");
+}
+
 TEST(ThreadCommunicator, SplitByParity) {
   std::vector<std::unique_ptr<Communicator>> comms;
   ASSERT_TRUE(Communicator::createLocal(5, &comms).isOk());

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "chorus/coll_args.hpp"
 #include "chorus/counters.hpp"
 #include "chorus/metrics.hpp"
 #include "chorus/request.hpp"
@@ -139,6 +140,14 @@ class Communicator {
   /// abort and SIGUSR1.
   Status dumpFlightRecord(const std::string& dir, std::string* path = nullptr) const;
 
+  /// @name Any call, as data
+  ///@{
+  /// Runs `args` as the typed method of its kind below does (each of them is this call), blocking.
+  Status run(const CollArgs& args);
+  /// `args` asynchronously, as the *Async methods (each of them is this call).
+  Request submit(const CollArgs& args);
+  ///@}
+
   /// @name Collectives and Send/Recv, blocking
   /// Each completes on this rank before it returns (a call on device memory is enqueued on the thread's stream, see
   /// StreamScope). Counts are elements of `type`; `send` may equal `recv` (in place). Every rank makes the same
@@ -146,28 +155,50 @@ class Communicator {
   /// Inside groupStart()/groupEnd() they are queued and run at groupEnd().
   ///@{
   /// recv = op over every rank's send, on every rank.
-  Status allReduce(const void* send, void* recv, size_t count, DataType type, RedOp op);
+  Status allReduce(const void* send, void* recv, size_t count, DataType type, RedOp op) {
+    return run(CollArgs(Collective::kAllReduce, send, recv, count, type, op));
+  }
   /// Rank r's recv = block r (recvCount elements) of op over every rank's send (size() * recvCount elements).
-  Status reduceScatter(const void* send, void* recv, size_t recvCount, DataType type, RedOp op);
+  Status reduceScatter(const void* send, void* recv, size_t recvCount, DataType type, RedOp op) {
+    return run(CollArgs(Collective::kReduceScatter, send, recv, recvCount, type, op));
+  }
   /// recv = every rank's send (sendCount elements each) in rank order, on every rank.
-  Status allGather(const void* send, void* recv, size_t sendCount, DataType type);
+  Status allGather(const void* send, void* recv, size_t sendCount, DataType type) {
+    return run(CollArgs(Collective::kAllGather, send, recv, sendCount, type));
+  }
   /// Block p (count elements) of send goes to rank p, which keeps it as its block r of recv.
-  Status alltoAll(const void* send, void* recv, size_t count, DataType type);
+  Status alltoAll(const void* send, void* recv, size_t count, DataType type) {
+    return run(CollArgs(Collective::kAlltoAll, send, recv, count, type));
+  }
   /// Element counts and displacements per peer, as MPI_Alltoallv.
   Status alltoAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
-                   const size_t* recvCounts, const size_t* recvDispls, DataType type);
+                   const size_t* recvCounts, const size_t* recvDispls, DataType type) {
+    return run(CollArgs::alltoAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type));
+  }
   /// recv = root's send, on every rank (send is read on root only).
-  Status broadcast(const void* send, void* recv, size_t count, DataType type, int root);
+  Status broadcast(const void* send, void* recv, size_t count, DataType type, int root) {
+    return run(CollArgs(Collective::kBroadcast, send, recv, count, type, {}, root));
+  }
   /// root's recv = op over every rank's send (recv is written on root only).
-  Status reduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root);
+  Status reduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root) {
+    return run(CollArgs(Collective::kReduce, send, recv, count, type, op, root));
+  }
   /// root's recv = every rank's send (count elements each) in rank order.
-  Status gather(const void* send, void* recv, size_t count, DataType type, int root);
+  Status gather(const void* send, void* recv, size_t count, DataType type, int root) {
+    return run(CollArgs(Collective::kGather, send, recv, count, type, {}, root));
+  }
   /// Rank r's recv = block r (count elements) of root's send.
-  Status scatter(const void* send, void* recv, size_t count, DataType type, int root);
+  Status scatter(const void* send, void* recv, size_t count, DataType type, int root) {
+    return run(CollArgs(Collective::kScatter, send, recv, count, type, {}, root));
+  }
   /// Sends count elements to `peer`, whose matching recv() takes them; messages between two ranks match in order.
-  Status send(const void* buf, size_t count, DataType type, int peer);
+  Status send(const void* buf, size_t count, DataType type, int peer) {
+    return run(CollArgs(Collective::kSend, buf, nullptr, count, type, {}, peer));
+  }
   /// Receives count elements from `peer`'s matching send().
-  Status recv(void* buf, size_t count, DataType type, int peer);
+  Status recv(void* buf, size_t count, DataType type, int peer) {
+    return run(CollArgs(Collective::kRecv, nullptr, buf, count, type, {}, peer));
+  }
   /// Returns once every rank has called it.
   Status barrier();
   ///@}
@@ -177,36 +208,54 @@ class Communicator {
   /// The buffers must stay valid until then.
   ///@{
   /// allReduce(), asynchronously.
-  Request allReduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op);
+  Request allReduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op) {
+    return submit(CollArgs(Collective::kAllReduce, send, recv, count, type, op));
+  }
   /// reduceScatter(), asynchronously.
-  Request reduceScatterAsync(const void* send, void* recv, size_t recvCount, DataType type, RedOp op);
+  Request reduceScatterAsync(const void* send, void* recv, size_t recvCount, DataType type, RedOp op) {
+    return submit(CollArgs(Collective::kReduceScatter, send, recv, recvCount, type, op));
+  }
   /// allGather(), asynchronously.
-  Request allGatherAsync(const void* send, void* recv, size_t sendCount, DataType type);
+  Request allGatherAsync(const void* send, void* recv, size_t sendCount, DataType type) {
+    return submit(CollArgs(Collective::kAllGather, send, recv, sendCount, type));
+  }
   /// alltoAll(), asynchronously.
-  Request alltoAllAsync(const void* send, void* recv, size_t count, DataType type);
+  Request alltoAllAsync(const void* send, void* recv, size_t count, DataType type) {
+    return submit(CollArgs(Collective::kAlltoAll, send, recv, count, type));
+  }
   /// alltoAllv(), asynchronously.
   Request alltoAllvAsync(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
-                         const size_t* recvCounts, const size_t* recvDispls, DataType type);
+                         const size_t* recvCounts, const size_t* recvDispls, DataType type) {
+    return submit(CollArgs::alltoAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type));
+  }
   /// broadcast(), asynchronously.
-  Request broadcastAsync(const void* send, void* recv, size_t count, DataType type, int root);
+  Request broadcastAsync(const void* send, void* recv, size_t count, DataType type, int root) {
+    return submit(CollArgs(Collective::kBroadcast, send, recv, count, type, {}, root));
+  }
   /// reduce(), asynchronously.
-  Request reduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op, int root);
+  Request reduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op, int root) {
+    return submit(CollArgs(Collective::kReduce, send, recv, count, type, op, root));
+  }
   /// gather(), asynchronously.
-  Request gatherAsync(const void* send, void* recv, size_t count, DataType type, int root);
+  Request gatherAsync(const void* send, void* recv, size_t count, DataType type, int root) {
+    return submit(CollArgs(Collective::kGather, send, recv, count, type, {}, root));
+  }
   /// scatter(), asynchronously.
-  Request scatterAsync(const void* send, void* recv, size_t count, DataType type, int root);
+  Request scatterAsync(const void* send, void* recv, size_t count, DataType type, int root) {
+    return submit(CollArgs(Collective::kScatter, send, recv, count, type, {}, root));
+  }
   /// As the blocking ones, these run one at a time: two ranks that each send to the other before receiving put
   /// their Send and Recv in one group (blocking calls), as with NCCL.
-  Request sendAsync(const void* buf, size_t count, DataType type, int peer);
+  Request sendAsync(const void* buf, size_t count, DataType type, int peer) {
+    return submit(CollArgs(Collective::kSend, buf, nullptr, count, type, {}, peer));
+  }
   /// recv(), asynchronously.
-  Request recvAsync(void* buf, size_t count, DataType type, int peer);
+  Request recvAsync(void* buf, size_t count, DataType type, int peer) {
+    return submit(CollArgs(Collective::kRecv, nullptr, buf, count, type, {}, peer));
+  }
   /// barrier(), asynchronously.
   Request barrierAsync();
   ///@}
-
-  /// The implementation, for chorus's own layers (the C API, the Python package, the training layer); not a
-  /// stable interface.
-  CommImpl& impl() { return *impl_; }
 
  private:
   explicit Communicator(std::shared_ptr<CommImpl> impl);
@@ -215,6 +264,7 @@ class Communicator {
                               std::unique_ptr<Communicator>* out, const CommConfig& config);
   Status splitInGroup(int color, int key, std::unique_ptr<Communicator>* out);
   std::shared_ptr<CommImpl> impl_;  // shared with groups that queued work on it
+  friend struct CommAccess;         // chorus's own layers (the C API, the tools): src/comm/comm_access.hpp
 };
 
 /// Starts a group on this thread (groups nest; only the outermost groupEnd runs the work).

@@ -206,14 +206,15 @@ class PyCommunicator {
     comm_.reset();
   }
 
-  // Runs `call` with the GIL released, or queues it and returns a Request holding `arrays` alive.
-  template <typename Blocking, typename Async>
-  nb::object run(bool async, std::vector<Buffer> arrays, Blocking blocking, Async asyncCall) {
-    if (async) return nb::cast(PyRequest(asyncCall(), std::move(arrays)));
+  // Runs `args` with the GIL released, or submits it and returns a Request holding `arrays` alive: every call of
+  // the module but barrier goes through here.
+  nb::object call(bool async, std::vector<Buffer> arrays, const CollArgs& args) {
+    Communicator& c = comm();
+    if (async) return nb::cast(PyRequest(c.submit(args), std::move(arrays)));
     Status st;
     {
       nb::gil_scoped_release release;
-      st = blocking();
+      st = c.run(args);
     }
     check(st);
     return nb::none();
@@ -234,10 +235,7 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
         sameType(s, r, "all_reduce");
         countIs(r.count, s.count, "all_reduce", "recv");
         RedOp red = redOpOf(op);
-        Communicator& c = self.comm();
-        return self.run(
-            async, {s, r}, [&] { return c.allReduce(s.data, r.data, s.count, s.type, red); },
-            [&] { return c.allReduceAsync(s.data, r.data, s.count, s.type, red); });
+        return self.call(async, {s, r}, CollArgs(Collective::kAllReduce, s.data, r.data, s.count, s.type, red));
       },
       "send"_a, "recv"_a.none() = nb::none(), "op"_a = "sum", "async_op"_a = false,
       "Reduces `send` over all ranks into `recv` (in place when recv is None).");
@@ -249,9 +247,7 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
         Communicator& c = self.comm();
         countIs(s.count, r.count * c.size(), "reduce_scatter", "send (recv's count times the ranks)");
         RedOp red = redOpOf(op);
-        return self.run(
-            async, {s, r}, [&] { return c.reduceScatter(s.data, r.data, r.count, s.type, red); },
-            [&] { return c.reduceScatterAsync(s.data, r.data, r.count, s.type, red); });
+        return self.call(async, {s, r}, CollArgs(Collective::kReduceScatter, s.data, r.data, r.count, s.type, red));
       },
       "send"_a, "recv"_a, "op"_a = "sum", "async_op"_a = false,
       "Reduces `send` over all ranks; rank i receives block i (recv's size) of the result.");
@@ -262,9 +258,7 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
         sameType(s, r, "all_gather");
         Communicator& c = self.comm();
         countIs(r.count, s.count * c.size(), "all_gather", "recv (send's count times the ranks)");
-        return self.run(
-            async, {s, r}, [&] { return c.allGather(s.data, r.data, s.count, s.type); },
-            [&] { return c.allGatherAsync(s.data, r.data, s.count, s.type); });
+        return self.call(async, {s, r}, CollArgs(Collective::kAllGather, s.data, r.data, s.count, s.type));
       },
       "send"_a, "recv"_a, "async_op"_a = false, "Every rank receives every rank's `send`, in rank order.");
   cls.def(
@@ -279,9 +273,7 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
                                         " elements do not split evenly over " + std::to_string(c.size()) + " ranks")};
         }
         const size_t block = s.count / c.size();
-        return self.run(
-            async, {s, r}, [&] { return c.alltoAll(s.data, r.data, block, s.type); },
-            [&] { return c.alltoAllAsync(s.data, r.data, block, s.type); });
+        return self.call(async, {s, r}, CollArgs(Collective::kAlltoAll, s.data, r.data, block, s.type));
       },
       "send"_a, "recv"_a, "async_op"_a = false,
       "Block j of `send` goes to rank j; block i of `recv` comes from rank i.");
@@ -309,16 +301,9 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
           throw Failure{invalidArgument("all_to_all_v: the counts add up to more than the arrays hold")};
         }
         // The async call copies counts and displacements; the blocking one reads them before it returns.
-        return self.run(
-            async, {s, r},
-            [&] {
-              return c.alltoAllv(s.data, sendCounts.data(), sendDispls.data(), r.data, recvCounts.data(),
-                                 recvDispls.data(), s.type);
-            },
-            [&] {
-              return c.alltoAllvAsync(s.data, sendCounts.data(), sendDispls.data(), r.data, recvCounts.data(),
-                                      recvDispls.data(), s.type);
-            });
+        return self.call(async, {s, r},
+                         CollArgs::alltoAllv(s.data, sendCounts.data(), sendDispls.data(), r.data, recvCounts.data(),
+                                             recvDispls.data(), s.type));
       },
       "send"_a, "send_counts"_a, "recv"_a, "recv_counts"_a, "async_op"_a = false,
       "All-to-all with a count per peer: send_counts[j] elements to rank j, recv_counts[i] from rank i, packed.");
@@ -326,10 +311,7 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
       "broadcast",
       [](PyCommunicator& self, nb::handle buf, int root, bool async) {
         Buffer b = outputOf(buf, "broadcast buffer");
-        Communicator& c = self.comm();
-        return self.run(
-            async, {b}, [&] { return c.broadcast(b.data, b.data, b.count, b.type, root); },
-            [&] { return c.broadcastAsync(b.data, b.data, b.count, b.type, root); });
+        return self.call(async, {b}, CollArgs(Collective::kBroadcast, b.data, b.data, b.count, b.type, {}, root));
       },
       "buffer"_a, "root"_a, "async_op"_a = false, "Copies root's `buffer` into every rank's, in place.");
   cls.def(
@@ -342,10 +324,7 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
         sameType(s, r, "reduce");
         countIs(r.count, s.count, "reduce", "recv");
         RedOp red = redOpOf(op);
-        Communicator& c = self.comm();
-        return self.run(
-            async, {s, r}, [&] { return c.reduce(s.data, r.data, s.count, s.type, red, root); },
-            [&] { return c.reduceAsync(s.data, r.data, s.count, s.type, red, root); });
+        return self.call(async, {s, r}, CollArgs(Collective::kReduce, s.data, r.data, s.count, s.type, red, root));
       },
       "send"_a, "recv"_a.none() = nb::none(), "root"_a = 0, "op"_a = "sum", "async_op"_a = false,
       "Reduces `send` over all ranks into root's `recv` (in place when None); other ranks' recv is untouched.");
@@ -361,9 +340,7 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
           sameType(s, r, "gather");
           countIs(r.count, s.count * c.size(), "gather", "recv (send's count times the ranks)");
         }
-        return self.run(
-            async, {s, r}, [&] { return c.gather(s.data, r.data, s.count, s.type, root); },
-            [&] { return c.gatherAsync(s.data, r.data, s.count, s.type, root); });
+        return self.call(async, {s, r}, CollArgs(Collective::kGather, s.data, r.data, s.count, s.type, {}, root));
       },
       "send"_a, "recv"_a.none() = nb::none(), "root"_a = 0, "async_op"_a = false,
       "Root receives every rank's `send`, in rank order (recv is needed on the root only).");
@@ -379,9 +356,7 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
           sameType(s, r, "scatter");
           countIs(s.count, r.count * c.size(), "scatter", "send (recv's count times the ranks)");
         }
-        return self.run(
-            async, {s, r}, [&] { return c.scatter(s.data, r.data, r.count, r.type, root); },
-            [&] { return c.scatterAsync(s.data, r.data, r.count, r.type, root); });
+        return self.call(async, {s, r}, CollArgs(Collective::kScatter, s.data, r.data, r.count, r.type, {}, root));
       },
       "send"_a.none(), "recv"_a, "root"_a = 0, "async_op"_a = false,
       "Rank i receives block i of root's `send` (send is needed on the root only).");
@@ -389,28 +364,28 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
       "send",
       [](PyCommunicator& self, nb::handle buf, int peer, bool async) {
         Buffer b = inputOf(buf, "send buffer");
-        Communicator& c = self.comm();
-        return self.run(
-            async, {b}, [&] { return c.send(b.data, b.count, b.type, peer); },
-            [&] { return c.sendAsync(b.data, b.count, b.type, peer); });
+        return self.call(async, {b}, CollArgs(Collective::kSend, b.data, nullptr, b.count, b.type, {}, peer));
       },
       "buffer"_a, "peer"_a, "async_op"_a = false, "Sends `buffer` to rank `peer`, which calls recv.");
   cls.def(
       "recv",
       [](PyCommunicator& self, nb::handle buf, int peer, bool async) {
         Buffer b = outputOf(buf, "recv buffer");
-        Communicator& c = self.comm();
-        return self.run(
-            async, {b}, [&] { return c.recv(b.data, b.count, b.type, peer); },
-            [&] { return c.recvAsync(b.data, b.count, b.type, peer); });
+        return self.call(async, {b}, CollArgs(Collective::kRecv, nullptr, b.data, b.count, b.type, {}, peer));
       },
       "buffer"_a, "peer"_a, "async_op"_a = false, "Receives into `buffer` what rank `peer` sends.");
   cls.def(
       "barrier",
       [](PyCommunicator& self, bool async) {
         Communicator& c = self.comm();
-        return self.run(
-            async, {}, [&] { return c.barrier(); }, [&] { return c.barrierAsync(); });
+        if (async) return nb::cast(PyRequest(c.barrierAsync(), {}));
+        Status st;
+        {
+          nb::gil_scoped_release release;
+          st = c.barrier();
+        }
+        check(st);
+        return nb::none();
       },
       "async_op"_a = false, "Returns once every rank has called it.");
 }

@@ -62,6 +62,9 @@ void blocksOf(CollType t, int nranks, uint64_t* sendBlocks, uint64_t* recvBlocks
 }  // namespace
 
 Status validate(const Operation& op, int rank, int nranks) {
+  if (static_cast<int>(op.type) > static_cast<int>(CollType::kRecv)) {
+    return invalidArgument("unknown collective " + std::to_string(static_cast<int>(op.type)));
+  }
   const char* name = algo::collName(op.type);
   if (!isValidDataType(op.dtype)) {
     return invalidArgument(std::string(name) + ": invalid datatype " + std::to_string(static_cast<int>(op.dtype)));

@@ -8,23 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "chorus/coll_args.hpp"
 #include "chorus/status.hpp"
 
 namespace chorus::algo {
 
-enum class CollType : uint8_t {
-  kAllReduce,
-  kReduceScatter,
-  kAllGather,
-  kAlltoAll,
-  kAlltoAllv,
-  kBroadcast,
-  kReduce,
-  kGather,
-  kScatter,
-  kSend,
-  kRecv,
-};
+/// The kinds of call, as the public API names them (chorus/coll_args.hpp).
+using CollType = ::chorus::Collective;
 const char* collName(CollType type);
 
 enum class BufferKind : uint8_t { kSend, kRecv, kScratch };
@@ -111,12 +101,12 @@ struct CollShape {
   int rank = 0;
   size_t count = 0;  // per-rank element count as the NCCL call takes it
   size_t elemSize = 1;
-  int root = 0;                                    // root for rooted collectives, peer for send/recv
-  std::shared_ptr<const VariableLayout> variable;  // AlltoAllv only
+  int root = 0;                                      // root for rooted collectives, peer for send/recv
+  std::shared_ptr<const VariableLayout> variable{};  // AlltoAllv only
   /// The host of each rank, numbered 0.. in order of first appearance; null when all ranks share one host.
-  std::shared_ptr<const std::vector<int>> hostOfRank;
+  std::shared_ptr<const std::vector<int>> hostOfRank{};
   Memory memory = Memory::kHost;
-  PeerCall peer;  // Memory::kPeer only
+  PeerCall peer{};  // Memory::kPeer only
 };
 
 using PlanGenerator = Plan (*)(const CollShape& shape);

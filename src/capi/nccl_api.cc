@@ -11,7 +11,7 @@
 #include "capi/nccl_comm.hpp"
 #include "chorus/stream.hpp"
 #include "chorus/version.hpp"
-#include "comm/comm_impl.hpp"
+#include "comm/comm_access.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "core/shareable_memory.hpp"
@@ -334,7 +334,7 @@ ncclResult_t pncclCommFinalize(ncclComm_t comm) try {
   comm->finalized = true;
   // A nonblocking communicator finishes its queued work on its own thread; ncclCommGetAsyncError tells when.
   if (!comm->blocking) return report(comm->comm->asyncError());
-  comm->comm->impl().waitForAsyncWork();
+  chorus::CommAccess::impl(*comm->comm).waitForAsyncWork();
   return ncclSuccess;
 }
 CHORUS_CATCH("ncclCommFinalize")

@@ -230,7 +230,8 @@ Status abortedError(const CommImpl& impl, const char* name) {
   return remoteError(std::string(name) + ": the communicator was aborted" + (plain ? "" : " (" + cause + ")"));
 }
 
-// run() past its first checks: a call other than the last one, or the last one where it may no longer be repeated.
+// runOperation() past its first checks: a call other than the last one, or the last one where it may no longer be
+// repeated.
 [[gnu::noinline]] Status runChecked(CommImpl& impl, Operation& op) {
   // A nonblocking communicator's init may still be queued ahead of this call; its worker reports a failed init.
   if (impl.blocking() && !impl.initialized()) {
@@ -258,14 +259,14 @@ Status abortedError(const CommImpl& impl, const char* name) {
 // A call that repeats the last one (a training step's, a benchmark's loop), on its buffers or on others that pass the
 // same checks, goes from the gate to the execution: its checks and path are the last call's. Outside a group only:
 // inside one it is deferred as any other.
-inline Status run(CommImpl& impl, Operation op) {
+inline Status runOperation(CommImpl& impl, Operation op) {
   OwnerCall call(impl.gate());
   if (!call.entered()) return abortedError(impl, algo::collName(op.type));
   if (impl.validator().repeats(op) && !group::active()) return impl.execute(op);
   return runChecked(impl, op);
 }
 
-Request runAsync(CommImpl& impl, Operation op) {
+Request submitOperation(CommImpl& impl, Operation op) {
   OwnerCall call(impl.gate());
   const char* name = algo::collName(op.type);
   Status st = !call.entered() ? abortedError(impl, name)
@@ -284,19 +285,17 @@ Request runAsync(CommImpl& impl, Operation op) {
 }
 
 // AlltoAllv's counts and displacements, copied: the caller's arrays may be gone before an async call runs.
-Status variableOperation(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
-                         const size_t* recvCounts, const size_t* recvDispls, DataType type, int nranks,
-                         Operation* out) {
-  if (!sendCounts || !sendDispls || !recvCounts || !recvDispls) {
+Status variableOperation(const CollArgs& a, int nranks, Operation* out) {
+  if (!a.sendCounts || !a.sendDispls || !a.recvCounts || !a.recvDispls) {
     return invalidArgument("AlltoAllv: null counts or displacements");
   }
-  *out = makeOp(CollType::kAlltoAllv, send, recv, 0, type);
+  *out = makeOp(CollType::kAlltoAllv, a.send, a.recv, 0, a.type);
   const size_t n = static_cast<size_t>(nranks);
   auto layout = std::make_shared<algo::VariableLayout>();
-  layout->sendCounts.assign(sendCounts, sendCounts + n);
-  layout->sendDispls.assign(sendDispls, sendDispls + n);
-  layout->recvCounts.assign(recvCounts, recvCounts + n);
-  layout->recvDispls.assign(recvDispls, recvDispls + n);
+  layout->sendCounts.assign(a.sendCounts, a.sendCounts + n);
+  layout->sendDispls.assign(a.sendDispls, a.sendDispls + n);
+  layout->recvCounts.assign(a.recvCounts, a.recvCounts + n);
+  layout->recvDispls.assign(a.recvDispls, a.recvDispls + n);
   out->variable = std::move(layout);
   return Status::ok();
 }
@@ -307,80 +306,21 @@ Operation barrierOperation(CommImpl& impl) {
 }
 }  // namespace
 
-Status Communicator::allReduce(const void* send, void* recv, size_t count, DataType type, RedOp op) {
-  return run(*impl_, makeOp(CollType::kAllReduce, send, recv, count, type, op));
-}
-Status Communicator::reduceScatter(const void* send, void* recv, size_t recvCount, DataType type, RedOp op) {
-  return run(*impl_, makeOp(CollType::kReduceScatter, send, recv, recvCount, type, op));
-}
-Status Communicator::allGather(const void* send, void* recv, size_t sendCount, DataType type) {
-  return run(*impl_, makeOp(CollType::kAllGather, send, recv, sendCount, type));
-}
-Status Communicator::alltoAll(const void* send, void* recv, size_t count, DataType type) {
-  return run(*impl_, makeOp(CollType::kAlltoAll, send, recv, count, type));
-}
-Status Communicator::alltoAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
-                               const size_t* recvCounts, const size_t* recvDispls, DataType type) {
+Status Communicator::run(const CollArgs& a) {
+  if (a.coll != CollType::kAlltoAllv)
+    return runOperation(*impl_, makeOp(a.coll, a.send, a.recv, a.count, a.type, a.op, a.root));
   Operation op;
-  CHORUS_TRY(variableOperation(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, size(), &op));
-  return run(*impl_, std::move(op));
+  CHORUS_TRY(variableOperation(a, size(), &op));
+  return runOperation(*impl_, std::move(op));
 }
-Status Communicator::broadcast(const void* send, void* recv, size_t count, DataType type, int root) {
-  return run(*impl_, makeOp(CollType::kBroadcast, send, recv, count, type, {}, root));
-}
-Status Communicator::reduce(const void* send, void* recv, size_t count, DataType type, RedOp op, int root) {
-  return run(*impl_, makeOp(CollType::kReduce, send, recv, count, type, op, root));
-}
-Status Communicator::gather(const void* send, void* recv, size_t count, DataType type, int root) {
-  return run(*impl_, makeOp(CollType::kGather, send, recv, count, type, {}, root));
-}
-Status Communicator::scatter(const void* send, void* recv, size_t count, DataType type, int root) {
-  return run(*impl_, makeOp(CollType::kScatter, send, recv, count, type, {}, root));
-}
-Status Communicator::send(const void* buf, size_t count, DataType type, int peer) {
-  return run(*impl_, makeOp(CollType::kSend, buf, nullptr, count, type, {}, peer));
-}
-Status Communicator::recv(void* buf, size_t count, DataType type, int peer) {
-  return run(*impl_, makeOp(CollType::kRecv, nullptr, buf, count, type, {}, peer));
-}
-Status Communicator::barrier() { return run(*impl_, barrierOperation(*impl_)); }
-
-Request Communicator::allReduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op) {
-  return runAsync(*impl_, makeOp(CollType::kAllReduce, send, recv, count, type, op));
-}
-Request Communicator::reduceScatterAsync(const void* send, void* recv, size_t recvCount, DataType type, RedOp op) {
-  return runAsync(*impl_, makeOp(CollType::kReduceScatter, send, recv, recvCount, type, op));
-}
-Request Communicator::allGatherAsync(const void* send, void* recv, size_t sendCount, DataType type) {
-  return runAsync(*impl_, makeOp(CollType::kAllGather, send, recv, sendCount, type));
-}
-Request Communicator::alltoAllAsync(const void* send, void* recv, size_t count, DataType type) {
-  return runAsync(*impl_, makeOp(CollType::kAlltoAll, send, recv, count, type));
-}
-Request Communicator::alltoAllvAsync(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
-                                     const size_t* recvCounts, const size_t* recvDispls, DataType type) {
+Request Communicator::submit(const CollArgs& a) {
+  if (a.coll != CollType::kAlltoAllv)
+    return submitOperation(*impl_, makeOp(a.coll, a.send, a.recv, a.count, a.type, a.op, a.root));
   Operation op;
-  Status st = variableOperation(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, size(), &op);
-  return st.isOk() ? runAsync(*impl_, std::move(op)) : finishedRequest(st);
+  Status st = variableOperation(a, size(), &op);
+  return st.isOk() ? submitOperation(*impl_, std::move(op)) : finishedRequest(st);
 }
-Request Communicator::broadcastAsync(const void* send, void* recv, size_t count, DataType type, int root) {
-  return runAsync(*impl_, makeOp(CollType::kBroadcast, send, recv, count, type, {}, root));
-}
-Request Communicator::reduceAsync(const void* send, void* recv, size_t count, DataType type, RedOp op, int root) {
-  return runAsync(*impl_, makeOp(CollType::kReduce, send, recv, count, type, op, root));
-}
-Request Communicator::gatherAsync(const void* send, void* recv, size_t count, DataType type, int root) {
-  return runAsync(*impl_, makeOp(CollType::kGather, send, recv, count, type, {}, root));
-}
-Request Communicator::scatterAsync(const void* send, void* recv, size_t count, DataType type, int root) {
-  return runAsync(*impl_, makeOp(CollType::kScatter, send, recv, count, type, {}, root));
-}
-Request Communicator::sendAsync(const void* buf, size_t count, DataType type, int peer) {
-  return runAsync(*impl_, makeOp(CollType::kSend, buf, nullptr, count, type, {}, peer));
-}
-Request Communicator::recvAsync(void* buf, size_t count, DataType type, int peer) {
-  return runAsync(*impl_, makeOp(CollType::kRecv, nullptr, buf, count, type, {}, peer));
-}
-Request Communicator::barrierAsync() { return runAsync(*impl_, barrierOperation(*impl_)); }
+Status Communicator::barrier() { return runOperation(*impl_, barrierOperation(*impl_)); }
+Request Communicator::barrierAsync() { return submitOperation(*impl_, barrierOperation(*impl_)); }
 
 }  // namespace chorus

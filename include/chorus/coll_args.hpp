@@ -1,0 +1,61 @@
+/// @file coll_args.hpp
+/// A collective or point-to-point call as data: what Communicator::run() and Communicator::submit() take. Each typed
+/// method of Communicator (allReduce(), broadcast(), ...) is one of these with its arguments filled in, so a
+/// framework that dispatches calls by kind (a backend, a language binding) makes one CollArgs and one call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "chorus/types.hpp"
+
+namespace chorus {
+
+/// The kinds of call.
+enum class Collective : uint8_t {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kAlltoAll,
+  kAlltoAllv,
+  kBroadcast,
+  kReduce,
+  kGather,
+  kScatter,
+  kSend,
+  kRecv,
+};
+
+/// One call's arguments. What each kind reads and writes is as its typed method on Communicator says.
+struct CollArgs {
+  CollArgs() = default;
+  CollArgs(Collective coll, const void* send, void* recv, size_t count, DataType type, RedOp op = {}, int root = 0)
+      : coll(coll), send(send), recv(recv), count(count), type(type), op(op), root(root) {}
+  /// AlltoAllv's arguments.
+  static CollArgs alltoAllv(const void* send, const size_t* sendCounts, const size_t* sendDispls, void* recv,
+                            const size_t* recvCounts, const size_t* recvDispls, DataType type) {
+    CollArgs a(Collective::kAlltoAllv, send, recv, 0, type);
+    a.sendCounts = sendCounts;
+    a.sendDispls = sendDispls;
+    a.recvCounts = recvCounts;
+    a.recvDispls = recvDispls;
+    return a;
+  }
+
+  Collective coll = Collective::kAllReduce;
+  const void* send = nullptr;  ///< the input (Send's buffer; unused by Recv)
+  void* recv = nullptr;        ///< the output (Recv's buffer; unused by Send)
+  /// Elements per rank as the typed method takes them: AllReduce's count, ReduceScatter's recvCount, AllGather's
+  /// sendCount, the block of AlltoAll, Gather and Scatter; unused by AlltoAllv.
+  size_t count = 0;
+  DataType type = DataType::kFloat32;
+  RedOp op;      ///< AllReduce, ReduceScatter and Reduce only
+  int root = 0;  ///< Broadcast's, Reduce's, Gather's and Scatter's root; the peer of Send and Recv
+  /// AlltoAllv only: element counts and displacements per rank, read before run() or submit() returns.
+  const size_t* sendCounts = nullptr;
+  const size_t* sendDispls = nullptr;
+  const size_t* recvCounts = nullptr;
+  const size_t* recvDispls = nullptr;
+};
+
+}  // namespace chorus
