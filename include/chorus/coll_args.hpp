@@ -28,7 +28,9 @@ enum class Collective : uint8_t {
 
 /// One call's arguments. What each kind reads and writes is as its typed method on Communicator says.
 struct CollArgs {
+  /// An AllReduce of nothing; fill in the fields.
   CollArgs() = default;
+  /// Every field but AlltoAllv's counts and displacements.
   CollArgs(Collective coll, const void* send, void* recv, size_t count, DataType type, RedOp op = {}, int root = 0)
       : coll(coll), send(send), recv(recv), count(count), type(type), op(op), root(root) {}
   /// AlltoAllv's arguments.
@@ -42,20 +44,20 @@ struct CollArgs {
     return a;
   }
 
-  Collective coll = Collective::kAllReduce;
-  const void* send = nullptr;  ///< the input (Send's buffer; unused by Recv)
-  void* recv = nullptr;        ///< the output (Recv's buffer; unused by Send)
+  Collective coll = Collective::kAllReduce;  ///< the kind of call
+  const void* send = nullptr;                ///< the input (Send's buffer; unused by Recv)
+  void* recv = nullptr;                      ///< the output (Recv's buffer; unused by Send)
   /// Elements per rank as the typed method takes them: AllReduce's count, ReduceScatter's recvCount, AllGather's
   /// sendCount, the block of AlltoAll, Gather and Scatter; unused by AlltoAllv.
   size_t count = 0;
-  DataType type = DataType::kFloat32;
-  RedOp op;      ///< AllReduce, ReduceScatter and Reduce only
+  DataType type = DataType::kFloat32;  ///< the element type of both buffers
+  RedOp op;                            ///< AllReduce, ReduceScatter and Reduce only
   int root = 0;  ///< Broadcast's, Reduce's, Gather's and Scatter's root; the peer of Send and Recv
   /// AlltoAllv only: element counts and displacements per rank, read before run() or submit() returns.
   const size_t* sendCounts = nullptr;
-  const size_t* sendDispls = nullptr;
-  const size_t* recvCounts = nullptr;
-  const size_t* recvDispls = nullptr;
+  const size_t* sendDispls = nullptr;  ///< AlltoAllv: where each rank's block starts in send
+  const size_t* recvCounts = nullptr;  ///< AlltoAllv: elements from each rank
+  const size_t* recvDispls = nullptr;  ///< AlltoAllv: where each rank's block starts in recv
 };
 
 }  // namespace chorus
