@@ -376,7 +376,7 @@ void bindCalls(nb::class_<PyCommunicator>& cls) {
       "buffer"_a, "peer"_a, "async_op"_a = false, "Receives into `buffer` what rank `peer` sends.");
   cls.def(
       "barrier",
-      [](PyCommunicator& self, bool async) {
+      [](PyCommunicator& self, bool async) -> nb::object {
         Communicator& c = self.comm();
         if (async) return nb::cast(PyRequest(c.barrierAsync(), {}));
         Status st;
