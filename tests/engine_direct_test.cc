@@ -29,8 +29,7 @@ Plan sends(int count, size_t step = kStep) {
 size_t streamBytesOfSends(int steps, std::vector<std::byte>& buffer) {
   Pair pair;
   auto sender = pair.execution(0);
-  sender->reset("test", 1);
-  sender->append(sends(steps), {buffer.data(), nullptr, nullptr, nullptr, 1});
+  sender->bind(sends(steps), {buffer.data(), nullptr, nullptr, nullptr, 1}, {"test", 1});
   for (int round = 0; round < 100; ++round) {
     bool moved = false;
     EXPECT_TRUE(sender->advance(&moved).isOk());
@@ -69,10 +68,8 @@ void forwardReduction(size_t step) {
   p1.add({StepKind::kSend, 0, {BufferKind::kRecv, 0}, {}, step, reduced});
   auto e0 = pair.execution(0), e1 = pair.execution(1);
   const auto sum = kernels::reduceFunction(DataType::kInt32, RedOpKind::kSum);
-  e0->reset("test", 1);
-  e0->append(p0, {send0.data(), recv0.data(), nullptr, sum, sizeof(int32_t)});
-  e1->reset("test", 1);
-  e1->append(p1, {send1.data(), recv1.data(), nullptr, sum, sizeof(int32_t)});
+  e0->bind(p0, {send0.data(), recv0.data(), nullptr, sum, sizeof(int32_t)}, {"test", 1});
+  e1->bind(p1, {send1.data(), recv1.data(), nullptr, sum, sizeof(int32_t)}, {"test", 1});
   for (int round = 0; round < 1000000 && !(e0->done() && e1->done()); ++round) {
     bool moved = false;
     ASSERT_TRUE(e0->advance(&moved).isOk());

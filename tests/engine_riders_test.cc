@@ -70,10 +70,8 @@ size_t run(const Case& c, Buffers& b) {
   testing::FifoPair pair(c.direct);
   auto root = pair.execution(0), peer = pair.execution(1);
   int32_t* rootOut = c.inPlace ? b.input.data() : b.rootOut.data();
-  root->reset("test", 1);
-  root->append(broadcastRoot(c.bytes, c.awaited), {b.input.data(), rootOut, nullptr, nullptr, 1});
-  peer->reset("test", 1);
-  peer->append(receiver(c.bytes, c.awaited), {nullptr, b.peerOut.data(), nullptr, nullptr, 1});
+  root->bind(broadcastRoot(c.bytes, c.awaited), {b.input.data(), rootOut, nullptr, nullptr, 1}, {"test", 1});
+  peer->bind(receiver(c.bytes, c.awaited), {nullptr, b.peerOut.data(), nullptr, nullptr, 1}, {"test", 1});
   for (int round = 0; round < 100; ++round) {
     bool moved = false;
     EXPECT_TRUE(root->advance(&moved).isOk());

@@ -61,12 +61,12 @@ TEST(EngineStreaming, EachPlanOfACallKeepsItsOwnThreshold) {
   std::vector<int32_t> first(kBytes / 4), second(kBytes / 4), out1(kBytes / 4, -1), out2(kBytes / 4, -1);
   std::iota(first.begin(), first.end(), 1);
   std::iota(second.begin(), second.end(), 1000000);
-  sender->reset("test", 1, 2);
-  sender->append(sendAll(kBytes), from(first.data()));
-  sender->append(sendAll(kBytes), from(second.data()));
-  receiver->reset("test", 1, 2);
-  receiver->append(receiveAll(kBytes), into(out1.data(), 64 << 10));
-  receiver->append(receiveAll(kBytes), into(out2.data(), kStreamingThreshold));
+  const Plan send = sendAll(kBytes), receive = receiveAll(kBytes);
+  const BoundPlan sends[] = {{&send, from(first.data())}, {&send, from(second.data())}};
+  const BoundPlan receives[] = {{&receive, into(out1.data(), 64 << 10)},
+                                {&receive, into(out2.data(), kStreamingThreshold)}};
+  sender->bind(sends, {"test", 1});
+  receiver->bind(receives, {"test", 1});
   EXPECT_EQ(receiver->storesOf(0), Stores::kStreaming);
   EXPECT_EQ(receiver->storesOf(1), Stores::kCached);
   runToEnd(*sender, *receiver);
@@ -81,10 +81,8 @@ TEST(EngineStreaming, ARepeatedCallTakesItsNewThresholdAndAResetForgetsIt) {
   auto sender = pair.execution(0), receiver = pair.execution(1);
   std::vector<int32_t> in(kBytes / 4), out(kBytes / 4, -1);
   std::iota(in.begin(), in.end(), 7);
-  sender->reset("test", 1);
-  sender->append(sendAll(kBytes), from(in.data()));
-  receiver->reset("test", 1);
-  receiver->append(receiveAll(kBytes), into(out.data(), kStreamingThreshold));
+  sender->bind(sendAll(kBytes), from(in.data()), {"test", 1});
+  receiver->bind(receiveAll(kBytes), into(out.data(), kStreamingThreshold), {"test", 1});
   EXPECT_EQ(receiver->storesOf(0), Stores::kCached);
   runToEnd(*sender, *receiver);
   EXPECT_EQ(out, in);
@@ -97,8 +95,7 @@ TEST(EngineStreaming, ARepeatedCallTakesItsNewThresholdAndAResetForgetsIt) {
   runToEnd(*sender, *receiver);
   EXPECT_EQ(out, in);
 
-  receiver->reset("test", 3);
-  receiver->append(receiveAll(kBytes), into(out.data(), kStreamingThreshold));
+  receiver->bind(receiveAll(kBytes), into(out.data(), kStreamingThreshold), {"test", 3});
   EXPECT_EQ(receiver->storesOf(0), Stores::kCached);
 }
 
@@ -171,10 +168,8 @@ TEST(EngineStreaming, PiecesStoredWithStreamingStoresForAFarReaderArriveExact) {
   slowPieces(sender->farReaderStores(1), FarReaderStores::kSlowInARow, now);
   ASSERT_TRUE(sender->farReaderStores(1).streaming(now));
   for (int call = 1; call <= 2; ++call) {
-    sender->reset("test", call);
-    sender->append(sendAll(kLarge), from(in.data()));
-    receiver->reset("test", call);
-    receiver->append(receiveAll(kLarge), into(out.data(), kStreamingThreshold));
+    sender->bind(sendAll(kLarge), from(in.data()), {"test", static_cast<uint64_t>(call)});
+    receiver->bind(receiveAll(kLarge), into(out.data(), kStreamingThreshold), {"test", static_cast<uint64_t>(call)});
     runToEnd(*sender, *receiver);
     EXPECT_EQ(out, in) << "call " << call;
     std::fill(out.begin(), out.end(), 0);
@@ -202,12 +197,9 @@ TEST(EngineStreaming, EachPeerIsJudgedByItsOwnPieces) {
   Plan both;
   both.add({StepKind::kSend, 1, {BufferKind::kSend, 0}, {}, kLarge});
   both.add({StepKind::kSend, 2, {BufferKind::kSend, 0}, {}, kLarge});
-  sender.reset("test", 1);
-  sender.append(both, from(in.data()));
-  nearReceiver->reset("test", 1);
-  nearReceiver->append(receiveAll(kLarge), into(outNear.data(), kStreamingThreshold));
-  farReceiver->reset("test", 1);
-  farReceiver->append(receiveAll(kLarge), into(outFar.data(), kStreamingThreshold));
+  sender.bind(both, from(in.data()), {"test", 1});
+  nearReceiver->bind(receiveAll(kLarge), into(outNear.data(), kStreamingThreshold), {"test", 1});
+  farReceiver->bind(receiveAll(kLarge), into(outFar.data(), kStreamingThreshold), {"test", 1});
   for (int round = 0; round < 1000000 && !(sender.done() && nearReceiver->done() && farReceiver->done()); ++round) {
     bool moved = false;
     ASSERT_TRUE(sender.advance(&moved).isOk());
@@ -259,9 +251,8 @@ TEST(EngineStreaming, ConnectionsLearnHowManyPeersACallWritesTo) {
   p.add({StepKind::kSend, 1, {BufferKind::kSend, 0}, {}, 512});
   p.add({StepKind::kSend, 2, {BufferKind::kSend, 512}, {}, 512});
   p.add({StepKind::kRecv, 3, {}, {BufferKind::kRecv, 0}, 512});
-  rank0.reset("test", 1);
-  rank0.append(p, {in.data(), out.data(), nullptr, nullptr, 1});
-  rank0.sign({});
+  const CallSignature signature{};
+  rank0.bind(p, {in.data(), out.data(), nullptr, nullptr, 1}, {"test", 1, 0, &signature});
   EXPECT_EQ(to1.told, 2);
   EXPECT_EQ(to2.told, 2);
   EXPECT_EQ(to3.told, 0) << "only read from";
@@ -269,9 +260,7 @@ TEST(EngineStreaming, ConnectionsLearnHowManyPeersACallWritesTo) {
   Plan ring;
   ring.add({StepKind::kSend, 1, {BufferKind::kSend, 0}, {}, 512});
   ring.add({StepKind::kRecv, 3, {}, {BufferKind::kRecv, 0}, 512});
-  rank0.reset("test", 2);
-  rank0.append(ring, {in.data(), out.data(), nullptr, nullptr, 1});
-  rank0.sign({});
+  rank0.bind(ring, {in.data(), out.data(), nullptr, nullptr, 1}, {"test", 2, 0, &signature});
   EXPECT_EQ(to1.told, 1);
   EXPECT_EQ(to2.told, 2) << "not written in this call: left as it was";
 }
@@ -296,16 +285,15 @@ TEST(EngineStreaming, MidSizeStepsGoInSmallerPiecesWhereRanksHaveCores) {
   for (const Case& c : cases) {
     testing::FifoPair pair(transport::FifoConnection::Direct::kNone, 1 << 20);
     Recording toOne(pair.toOne.get());
+    ExecutionSettings settings;
+    settings.pieces = {c.ranksShareCores};
     Execution sender(
-        0, [&](int) -> transport::Connection* { return &toOne; }, nullptr);
-    sender.setPieces({c.ranksShareCores});
+        0, [&](int) -> transport::Connection* { return &toOne; }, nullptr, settings);
     auto receiver = pair.execution(1);
     std::vector<uint8_t> in(c.bytes), out(c.bytes, 0);
     for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 3);
-    sender.reset("test", 1);
-    sender.append(sendAll(c.bytes), from(in.data()));
-    receiver->reset("test", 1);
-    receiver->append(receiveAll(c.bytes), into(out.data(), kStreamingThreshold));
+    sender.bind(sendAll(c.bytes), from(in.data()), {"test", 1});
+    receiver->bind(receiveAll(c.bytes), into(out.data(), kStreamingThreshold), {"test", 1});
     runToEnd(sender, *receiver);
     std::vector<size_t> data;  // the call header and the pieces: the data's are the ones of 16 KiB and more
     for (size_t bytes : toOne.published)

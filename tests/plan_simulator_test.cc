@@ -177,6 +177,13 @@ std::vector<int32_t> expected(const CollShape& s) {
 }
 
 // Runs algorithm `a` on n simulated ranks (on `hosts`, or one host when null); "" or what went wrong.
+// The simulator runs every local step after the peers' steps: a plan that leans on a local step running first fails.
+engine::ExecutionSettings everyLocalLast() {
+  engine::ExecutionSettings settings;
+  settings.largeLocal = 0;
+  return settings;
+}
+
 std::string simulateAlgorithm(const Algorithm& a, int n, size_t count,
                               const std::shared_ptr<const std::vector<int>>& hosts) {
   Mesh mesh(n);
@@ -194,12 +201,10 @@ std::string simulateAlgorithm(const Algorithm& a, int n, size_t count,
     plans[r] = a.generate(shape);
     bufs[r].scratch.resize(plans[r].scratchBytes / sizeof(int32_t) + 1);
     execs.push_back(std::make_unique<engine::Execution>(
-        r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
-    execs.back()->setLargeLocal(0);
-    execs.back()->reset(a.name, 0);
+        r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr, everyLocalLast()));
     engine::Binding b{bufs[r].send.data(), bufs[r].recv.data(), bufs[r].scratch.data(),
                       kernels::reduceFunction(DataType::kInt32, RedOpKind::kSum), sizeof(int32_t)};
-    execs.back()->append(plans[r], b);
+    execs.back()->bind(plans[r], b, {a.name, 0});
   }
   const std::string where =
       std::string(collName(a.coll)) + "/" + a.name + " n=" + std::to_string(n) + " count=" + std::to_string(count);
@@ -234,14 +239,12 @@ std::string simulateInPlace(const Algorithm& a, int n, size_t count) {
     plans[r] = a.generate(shape);
     scratch[r].resize(plans[r].scratchBytes / sizeof(int32_t) + 1);
     execs.push_back(std::make_unique<engine::Execution>(
-        r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
-    execs.back()->setLargeLocal(0);
-    execs.back()->reset(a.name, 0);
+        r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr, everyLocalLast()));
     int32_t* recv = bufs[r].data() + (t == CollType::kReduceScatter ? r * count : 0);
     const int32_t* send = bufs[r].data() + inputAt;
     engine::Binding b{send, recv, scratch[r].data(), kernels::reduceFunction(DataType::kInt32, RedOpKind::kSum),
                       sizeof(int32_t)};
-    execs.back()->append(plans[r], b);
+    execs.back()->bind(plans[r], b, {a.name, 0});
   }
   const std::string where =
       std::string(collName(t)) + "/" + a.name + " in place n=" + std::to_string(n) + " count=" + std::to_string(count);
@@ -325,8 +328,10 @@ TEST_P(PlanSimulator, SendRecvRingInOneGroup) {
     execs.push_back(std::make_unique<engine::Execution>(
         r, [&mesh, r](int peer) { return mesh.get(r, peer); }, nullptr));
     engine::Binding b{bufs[r].send.data(), bufs[r].recv.data(), nullptr, nullptr, sizeof(int32_t)};
-    execs.back()->append(send->generate({CollType::kSend, n, r, count, 4, (r + 1) % n, nullptr, nullptr}), b);
-    execs.back()->append(recv->generate({CollType::kRecv, n, r, count, 4, (r - 1 + n) % n, nullptr, nullptr}), b);
+    const Plan sendPlan = send->generate({CollType::kSend, n, r, count, 4, (r + 1) % n, nullptr, nullptr});
+    const Plan recvPlan = recv->generate({CollType::kRecv, n, r, count, 4, (r - 1 + n) % n, nullptr, nullptr});
+    const engine::BoundPlan group[] = {{&sendPlan, b}, {&recvPlan, b}};
+    execs.back()->bind(group, {"group", 0});
   }
   ASSERT_EQ(simulate(execs), "");
   for (int r = 0; r < n; ++r) EXPECT_EQ(bufs[r].recv[count - 1], value((r - 1 + n) % n, count - 1));

@@ -16,8 +16,8 @@ TEST(WaitSpins, ACoreForEveryRankSpinsLongWhateverTheSize) {
 TEST(WaitSpins, MoreRanksThanCoresYieldAfterOnePollOnSmallCalls) {
   const engine::WaitSpins spins{0, true};
   EXPECT_EQ(spins.forCall(0), 1);
-  EXPECT_EQ(spins.forCall(engine::WaitSpins::kSmallCall - 1), 1);
-  EXPECT_EQ(spins.forCall(engine::WaitSpins::kSmallCall), 16);
+  EXPECT_EQ(spins.forCall(engine::kSmallCallBytes - 1), 1);
+  EXPECT_EQ(spins.forCall(engine::kSmallCallBytes), 16);
   EXPECT_EQ(spins.forCall(64 << 20), 16);
 }
 

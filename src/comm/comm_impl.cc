@@ -37,12 +37,12 @@ CommImpl::CommImpl(int rank, int nranks, const CommConfig& config)
       recorder_(static_cast<size_t>(settings().traceEntries)) {}
 
 std::unique_ptr<engine::Execution> CommImpl::makeExecution() {
-  auto execution = std::make_unique<engine::Execution>(
-      rank_, [this](int peer) { return connection(peer); }, &aborted_);
-  execution->setOnWait([this] { publishStarted(); });
-  execution->setTimeoutSeconds(config_.timeoutSeconds);
-  execution->setPieces({machineLoad_.ranksShareCores()});
-  return execution;
+  engine::ExecutionSettings settings;
+  settings.pieces = {machineLoad_.ranksShareCores()};
+  settings.timeoutSeconds = config_.timeoutSeconds;
+  settings.onWait = [this] { publishStarted(); };
+  return std::make_unique<engine::Execution>(
+      rank_, [this](int peer) { return connection(peer); }, &aborted_, std::move(settings));
 }
 
 CommImpl::~CommImpl() {

@@ -59,10 +59,8 @@ namespace {
 
 // A call on buffers other than the last call's (a training step's fresh activations, a pool) finds them out of the
 // cache: their lines, asked for here, arrive while the call is rewound and its peers' messages awaited, instead of
-// one miss after another inside its steps. Only small buffers: a larger copy streams through the hardware prefetcher,
-// and asking for every line of a few KiB made such calls slower
-// (perf/archive/2026-12-01-calls-on-other-buffers-only-the-buffers-checked-again-their.md).
-constexpr size_t kPrefetchedBufferBytes = 1024;
+// one miss after another inside its steps. Only small buffers (engine::kPrefetchedBufferBytes says why).
+using engine::kPrefetchedBufferBytes;
 
 // The lines of `bytes` from `at`, an unaligned start's first line included; kWrite as __builtin_prefetch's rw.
 template <int kWrite>
@@ -130,7 +128,7 @@ engine::Execution* Dispatcher::rebind(std::span<const Operation> ops) {
   bound_.clear();
   choices->clear();
   CHORUS_TRY(checkSelfExchanges(ops, rank_));
-  execution_->reset(algo::collName(ops.front().type), ++sequence_, ops.size());
+  ++sequence_;
 
   // Plans first, to size one scratch area for the whole call.
   // AlltoAllv plans depend on the counts and are not cached; reserved up front so pointers to them stay valid.
@@ -141,7 +139,7 @@ engine::Execution* Dispatcher::rebind(std::span<const Operation> ops) {
   std::vector<const algo::Plan*>& plans = planOfOp_;
   // The cache is bounded, so that a sweep over many sizes cannot grow it without end, and emptied before a call
   // binds, never while it does: the plans of a group's first operations must outlive the lookups of its later ones.
-  if (plans_.size() + ops.size() > kMaxCachedPlans) plans_.clear();
+  if (plans_.size() + ops.size() > engine::kMaxCachedPlans) plans_.clear();
   algorithmOfOp_.clear();
   std::vector<size_t>& offsets = scratchOffsets_;  // per op: scratch of its plan, then its pre-multiplied input
   plans.clear();
@@ -181,8 +179,9 @@ engine::Execution* Dispatcher::rebind(std::span<const Operation> ops) {
     offsets.push_back(scratchTotal);
     scratchTotal += (premul * dataTypeSize(op.dtype) + 63) & ~size_t{63};
   }
-  execution_->setSpinIterations(setup_.waitSpins.forCall(callPayload));
   std::byte* base = scratch(scratchTotal);
+  std::vector<engine::BoundPlan>& bound = boundPlans_;
+  bound.clear();
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     engine::Binding b{op.send, op.recv, base + offsets[2 * i], kernels::reduceFunction(op.dtype, op.op.kind),
@@ -195,9 +194,11 @@ engine::Execution* Dispatcher::rebind(std::span<const Operation> ops) {
       kernels::scale(base + offsets[2 * i + 1], op.send, premul, op.dtype, op.op.scalar);
       b.send = base + offsets[2 * i + 1];
     }
-    execution_->append(*plans[i], b);
+    bound.push_back({plans[i], b});
   }
-  execution_->sign(signatureOf(ops));
+  const engine::CallSignature signature = signatureOf(ops);
+  execution_->bind(bound,
+                   {algo::collName(ops.front().type), sequence_, setup_.waitSpins.forCall(callPayload), &signature});
   // Remember the call for a rewind, unless a binding depends on more than its arguments (AlltoAllv's counts,
   // PreMulSum's scaled copy of the input).
   const bool rebindable = std::none_of(ops.begin(), ops.end(), [](const Operation& op) {

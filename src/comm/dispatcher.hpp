@@ -109,10 +109,10 @@ class Dispatcher {
   std::vector<std::byte> scratch_;
   std::vector<const algo::Plan*> planOfOp_;  // bindAnew()'s working lists, reused
   std::vector<size_t> scratchOffsets_;
+  std::vector<engine::BoundPlan> boundPlans_;
   std::vector<const char*> algorithmOfOp_;  // per operation of the last call bound (COLL log of groups)
   const char* lastAlgorithm_ = "";          // the algorithm of the last single call bound (COLL log)
   std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)
-  static constexpr size_t kMaxCachedPlans = 256;
   /// An operation execution_ holds bound: a call (a single one or a group) made of the same operations again runs by
   /// a rewind, on any buffers (its steps pointed at them).
   struct BoundOperation {

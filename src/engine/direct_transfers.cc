@@ -11,12 +11,11 @@ namespace chorus::engine {
 
 using algo::StepKind;
 
-// A direct transfer carries descriptors {region, offset, length} of at most kDirectChunk bytes; the sender posts
-// one as soon as its source bytes are ready (in kDirectMinChunk pieces, so a pipeline keeps moving) and completes
-// once the transport acknowledged every byte, because only then may the buffer change. A region is announced once
-// per call and stream, before the first descriptor that names it: a descriptor with region kAnnounce whose `bytes`
+// A direct transfer carries descriptors {region, offset, length} of at most kDirectChunk bytes (tuning.hpp); the
+// sender posts one as soon as its source bytes are ready (in kDirectMinChunk pieces, so a pipeline keeps moving) and
+// completes once the transport acknowledged every byte, because only then may the buffer change. A region is announced
+// once per call and stream, before the first descriptor that names it: a descriptor with region kAnnounce whose `bytes`
 // peer bytes of the registration follow, padded to 16. Regions are numbered in the order of their announcements.
-constexpr size_t kDirectChunk = 512 << 10, kDirectMinChunk = 64 << 10;
 struct DirectDescriptor {
   uint64_t offset;
   uint32_t bytes;
@@ -180,7 +179,7 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
   transport::Connection* c = q.connection;
   // Reductions read the peer's bytes through a cache-sized bounce buffer (one per peer: only the first pending
   // receive of a peer runs), then reduce from it.
-  constexpr size_t kBounce = 256 << 10;
+  constexpr size_t kBounce = kDirectBounce;
   while (w.wire < w.bytes) {
     DirectDescriptor d{0, 0, kAnnounce};
     if (q.announceIn.empty()) {
@@ -255,7 +254,6 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
       }
       // tcp delivers a transfer in parts: reduce what arrived in runs of kReduceRun, so the reduction overlaps the
       // rest of the piece's arrival instead of waiting for all of it.
-      constexpr size_t kReduceRun = 32 << 10;
       while (w.directReduced < d.bytes) {
         const size_t pieceStart = w.directReduced - w.directReduced % kBounce;
         const size_t pieceEnd = std::min(pieceStart + kBounce, static_cast<size_t>(d.bytes));

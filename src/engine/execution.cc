@@ -40,20 +40,29 @@ bool isRecv(StepKind k) { return k == StepKind::kRecv || k == StepKind::kRecvRed
 }  // namespace
 
 Execution::Execution(int rank, std::function<transport::Connection*(int)> connection,
-                     const std::atomic<bool>* abortFlag)
+                     const std::atomic<bool>* abortFlag, ExecutionSettings settings)
     : rank_(rank),
       connection_(std::move(connection)),
       abortFlag_(abortFlag),
-      spinIterations_(settings().spinIterations > 0 ? settings().spinIterations : 20000),
-      farStoresOn_(settings().farStreaming),
-      directThreshold_(settings().directThreshold),
-      checkCalls_(settings().checkCalls) {}
+      settings_(std::move(settings)),
+      defaultSpins_(chorus::settings().spinIterations > 0 ? chorus::settings().spinIterations : kDefaultSpins),
+      spinIterations_(defaultSpins_),
+      farStoresOn_(chorus::settings().farStreaming),
+      directThreshold_(chorus::settings().directThreshold),
+      checkCalls_(chorus::settings().checkCalls) {}
 
-void Execution::reset(const char* what, uint64_t sequence, size_t operations) {
+void Execution::bind(std::span<const BoundPlan> plans, const CallOptions& options) {
+  reset(options, plans.size());
+  for (const BoundPlan& p : plans) append(*p.plan, p.binding);
+  if (options.signature) sign(*options.signature);
+}
+
+void Execution::reset(const CallOptions& options, size_t operations) {
   traceSteps_ = log::enabled(log::Level::kTrace, log::kEngine);
-  what_ = what;
-  sequence_ = sequence;
+  what_ = options.what;
+  sequence_ = options.sequence;
   operations_ = operations;
+  spinIterations_ = options.spinIterations > 0 ? options.spinIterations : defaultSpins_;
   work_.clear();
   locals_.clear();
   localsPending_ = false;
@@ -225,7 +234,7 @@ void Execution::linkRiders(int base) {
   const auto end = static_cast<int>(work_.size());
   for (int c = base; c < end; ++c) {
     Work& copy = work_[c];
-    if (copy.kind != StepKind::kCopy || copy.bytes < largeLocal_ || copy.dep >= 0 || copy.after >= 0) continue;
+    if (copy.kind != StepKind::kCopy || copy.bytes < settings_.largeLocal || copy.dep >= 0 || copy.after >= 0) continue;
     const bool awaited =
         std::any_of(work_.begin() + base, work_.end(), [c](const Work& w) { return w.dep == c || w.after == c; });
     if (awaited) continue;
@@ -344,7 +353,7 @@ Status Execution::advanceSend(Work& w, PeerQueues& q, bool* moved) {
     if (w.wire >= allowed) break;
     auto space = c->sendSpace();
     if (space.empty()) break;
-    const size_t n = std::min({space.size(), allowed - w.wire, pieces_.forStep(w.bytes)});
+    const size_t n = std::min({space.size(), allowed - w.wire, settings_.pieces.forStep(w.bytes)});
     if (w.wire < w.bytes) {
       const size_t data = std::min(n, w.bytes - w.wire);
       storePiece(q, space.data(), w.src + w.wire, data);
@@ -449,7 +458,7 @@ void Execution::advanceLocals(bool afterPeers, bool* moved) {
   for (int index : locals_) {
     Work& w = work_[index];
     if (w.complete) continue;
-    if ((!afterPeers && w.bytes >= largeLocal_) || (w.dep >= 0 && !work_[w.dep].complete) ||
+    if ((!afterPeers && w.bytes >= settings_.largeLocal) || (w.dep >= 0 && !work_[w.dep].complete) ||
         (w.after >= 0 && !work_[w.after].complete) || leftToCarrier(w)) {
       pending = true;
       continue;

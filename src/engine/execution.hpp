@@ -19,18 +19,12 @@
 #include "engine/far_reader_stores.hpp"
 #include "engine/header_ring.hpp"
 #include "engine/pieces.hpp"
+#include "engine/tuning.hpp"
 #include "kernels/reduce.hpp"
 #include "transports/transport.hpp"
 
 namespace chorus::engine {
 
-// Received and copied steps at least this large, into buffers judged still in the cache, are written with
-// streaming stores (CHORUS_CACHED_STREAMING): they are larger than a core's cache share and read again only by the
-// caller, later. 4 MiB won against 2 MiB on buffers holding data, and 8 MiB lost (streaming stores of zeros run faster
-// than of data, which made an earlier 2 MiB look best:
-// perf/archive/2026-11-29-buffers-full-of-zeros-streaming-stores-measured-too-fast.md). Cold buffers stream from
-// CHORUS_COLD_STREAMING (comm_impl.cc).
-constexpr size_t kStreamingThreshold = 4 << 20;
 /// The real memory behind the three buffer kinds of a plan, and how to reduce elements.
 struct Binding {
   const void* send = nullptr;
@@ -45,29 +39,63 @@ struct Binding {
 
 struct DirectDescriptor;
 
+/// How a communicator runs every call it binds: fixed for an Execution's life.
+struct ExecutionSettings {
+  /// How large steps are cut for the stream (by whether ranks share this machine's cores).
+  Pieces pieces;
+  /// Seconds a wait without progress lasts before the call fails (0: CHORUS_TIMEOUT).
+  double timeoutSeconds = 0;
+  /// Local steps of at least this many bytes run after the peers' steps in each round, smaller ones before
+  /// (advanceLocals); 0 runs every local step last, as the plan simulator does. Plans must not depend on either
+  /// order.
+  size_t largeLocal = kLargeLocalStep;
+  /// Called whenever a run goes past its spin and starts to wait (the communicator shows its call as in flight from
+  /// then on); it must be cheap to call again. Empty: nothing is called.
+  std::function<void()> onWait;
+};
+
+/// One call's facts beside its plans.
+struct CallOptions {
+  const char* what = "plan";  // the operation named in errors and traces ("AllReduce")
+  uint64_t sequence = 0;      // the call's number, the same on every rank
+  /// Polls before a waiting rank starts yielding its core (small when ranks outnumber cores); 0: CHORUS_SPIN's.
+  int64_t spinIterations = 0;
+  /// Each peer stream the call uses starts with a header built from it, checked by the receiver before anything else
+  /// (call_header.hpp; off with CHORUS_CHECK_CALLS=0). Null: no headers (the plan simulator).
+  const CallSignature* signature = nullptr;
+};
+
+/// A plan of a call and the memory it runs on.
+struct BoundPlan {
+  const algo::Plan* plan;
+  Binding binding;
+};
+
 class Execution {
  public:
   /// `connection(peer)` returns the connection to a peer (called once per peer and kept).
-  Execution(int rank, std::function<transport::Connection*(int)> connection, const std::atomic<bool>* abortFlag);
+  Execution(int rank, std::function<transport::Connection*(int)> connection, const std::atomic<bool>* abortFlag,
+            ExecutionSettings settings = {});
 
-  /// Forgets the previous call's steps (keeping the memory and the peers' connections) for operation number
-  /// `sequence` named `what` (a group of `operations` when more than one). Nothing is formatted unless needed.
-  void reset(const char* what, uint64_t sequence, size_t operations = 1);
+  /// Binds a call: its plans (one, or a group's in call order; later plans use each peer stream after the earlier
+  /// ones) to their memory. The previous call's steps go; the memory and the peers' connections stay.
+  void bind(std::span<const BoundPlan> plans, const CallOptions& options);
+  /// The same for a call of one plan.
+  void bind(const algo::Plan& plan, const Binding& binding, const CallOptions& options) {
+    const BoundPlan one{&plan, binding};
+    bind(std::span<const BoundPlan>(&one, 1), options);
+  }
 
   /// Runs the same steps on the same buffers again, as operation number `sequence`: only the progress is reset.
   /// A loop that repeats a call on the same buffers skips binding the plan again.
   void rewind(uint64_t sequence);
-  /// Points the steps of plan number `plan` (in the order appended since reset()) at other send and receive buffers
-  /// (its scratch stays), for a rewind: a call repeated on fresh buffers (a training loop's new tensors) skips binding
-  /// its plans again.
+  /// Points the steps of plan number `plan` (in the order bound) at other send and receive buffers (its scratch
+  /// stays), for a rewind: a call repeated on fresh buffers (a training loop's new tensors) skips binding its plans
+  /// again.
   void retarget(size_t plan, const void* send, void* recv);
-
-  /// Appends a plan bound to `binding`. Plans appended later use each peer stream after the earlier ones.
-  void append(const algo::Plan& plan, const Binding& binding);
-  /// Once every plan of the call is appended: each peer stream the call uses starts with a header built from
-  /// `signature`, checked by the receiver before anything else (call_header.hpp). Off with CHORUS_CHECK_CALLS=0;
-  /// a call that is not signed (the plan simulator) sends none.
-  void sign(const CallSignature& signature);
+  /// Steps of plan number `plan` of at least this many bytes are written with streaming stores in the runs that
+  /// follow (its Binding::streamingFrom, judged again for a rewind).
+  void setStreamingFrom(size_t plan, size_t bytes) { bindingOfPlan_[plan].streamingFrom = bytes; }
 
   bool done() const { return remaining_ == 0 && headersPending_ == 0 && drained_; }
   /// For a wait past the spin: a stream on which this rank only receives and whose peer's header has not come sends
@@ -91,33 +119,25 @@ class Execution {
   std::vector<PeerProgress> peerProgress() const;
   /// "AllReduce #12", for error messages.
   std::string description() const;
-  /// Called whenever a run of this execution goes past its spin and starts to wait (the communicator shows its
-  /// call as in flight from then on); it must be cheap to call again.
-  void setOnWait(std::function<void()> onWait) { onWait_ = std::move(onWait); }
   void notifyWait() const {
-    if (onWait_) onWait_();
+    if (settings_.onWait) settings_.onWait();
   }
-  /// Polls before a waiting rank starts yielding its core (small when ranks outnumber cores).
-  void setSpinIterations(int64_t spins) { spinIterations_ = spins; }
   int64_t spinIterations() const { return spinIterations_; }
-  /// How large steps are cut for the stream (by whether ranks share this machine's cores).
-  void setPieces(Pieces pieces) { pieces_ = pieces; }
-  /// Seconds a wait without progress lasts before the call fails (0: CHORUS_TIMEOUT).
-  void setTimeoutSeconds(double seconds) { timeoutSeconds_ = seconds; }
-  double timeoutSeconds() const { return timeoutSeconds_; }
+  double timeoutSeconds() const { return settings_.timeoutSeconds; }
   int rank() const { return rank_; }
-  /// Local steps of at least this many bytes run after the peers' steps in each round, smaller ones before
-  /// (advanceLocals). Plans must not depend on either order: the plan simulator runs every local step last.
-  void setLargeLocal(size_t bytes) { largeLocal_ = bytes; }
-  /// Steps of plan number `plan` (in the order appended since reset()) of at least this many bytes are written with
-  /// streaming stores in the runs that follow (its Binding::streamingFrom, judged again for a rewind).
-  void setStreamingFrom(size_t plan, size_t bytes) { bindingOfPlan_[plan].streamingFrom = bytes; }
   /// The stores step number `step` (counted over the plans in the order appended) writes with.
   transport::Stores storesOf(size_t step) const { return storesFor(work_.at(step)); }
   /// How this rank stores large pieces into the FIFO `peer`'s core reads (timed by such pieces; tests set it).
   FarReaderStores& farReaderStores(int peer) { return queues(peer).farReaderStores; }
 
  private:
+  /// Forgets the previous call's steps (keeping the memory and the peers' connections).
+  void reset(const CallOptions& options, size_t operations);
+  /// Appends a plan bound to `binding`.
+  void append(const algo::Plan& plan, const Binding& binding);
+  /// Once every plan of the call is appended: arms the call headers from `signature`.
+  void sign(const CallSignature& signature);
+
   static constexpr uint32_t kNoRegion = 0xffffffffu;
   struct Work {
     algo::StepKind kind;
@@ -284,15 +304,13 @@ class Execution {
   size_t remaining_ = 0;
   bool traceSteps_ = false;  // CHORUS_DEBUG=TRACE with ENGINE: one line per finished step
   bool drained_ = true;
+  ExecutionSettings settings_;
+  int64_t defaultSpins_ = 0;  // CHORUS_SPIN's, for a call that names none
   int64_t spinIterations_ = 0;
-  Pieces pieces_;
-  std::function<void()> onWait_;  // setOnWait
-  bool farStoresOn_ = true;       // CHORUS_FAR_STREAMING
-  size_t largeLocal_ = 64 << 10;
+  bool farStoresOn_ = true;  // CHORUS_FAR_STREAMING
   transport::Stores storesFor(const Work& w) const {
     return w.bytes >= bindingOfPlan_[w.plan].streamingFrom ? transport::Stores::kStreaming : transport::Stores::kCached;
   }
-  double timeoutSeconds_ = 0;
   int64_t directThreshold_ = -1;  // CHORUS_DIRECT_THRESHOLD; -1: each connection's own
   // Staged sends whose peers cannot reach their source copy it here (stage()): each distinct source has its place,
   // laid out when the plan is appended and copied at most once a call.

@@ -33,17 +33,6 @@ void Execution::sign(const CallSignature& signature) {
   armHeaders();
 }
 
-namespace {
-// A rank that owes a peer more headers than this ends its call only once the peer paid enough of them: it runs at
-// most this many calls ahead. The peer confirms every kConfirmEvery calls, well below, so it never waits for that.
-// With more ranks than cores a receiver waits for a core, and a sender held back at the limit yields its own: 200
-// won over 64 on small Broadcasts and Reduces at 2, 4 and 8 ranks, and 128 and 1024 (where the 256 lines of a shm
-// connection bound the lead) fell between the two
-// (perf/archive/2026-12-01-senders-further-ahead-of-their-receivers-confirmations.md).
-constexpr size_t kMaxOwedHeaders = 200;
-constexpr uint32_t kConfirmEvery = 16;
-}  // namespace
-
 // Every pair that exchanges anything swaps headers both ways (call_header.hpp), but neither side of a pair whose
 // bytes flow one way waits for the other's. A collective that only sends to a peer (a Broadcast's root, a Reduce's
 // leaf) owes that peer's header: it checks it when it arrives, at the latest before the next bytes this rank takes

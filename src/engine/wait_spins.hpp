@@ -4,24 +4,21 @@
 
 #include <cstdint>
 
+#include "engine/tuning.hpp"
+
 namespace chorus::engine {
 
 struct WaitSpins {
   int64_t configured = 0;       // CHORUS_SPIN; 0: the rule below
   bool oversubscribed = false;  // this machine runs more ranks of the communicator than it has cores
 
-  // Calls below this many payload bytes are small.
-  static constexpr uint64_t kSmallCall = 32 << 10;
-
   /// The spin of a call of `payloadBytes` (its operations' payloads summed). With a core for every rank, a waiting
-  /// rank spins long: its peer is running. With more ranks than cores, a spinning rank takes the time slice of the
-  /// rank it waits for, so it yields almost at once; a small call's wait is that rank's turn, and it yields after one
-  /// poll. One poll against 16 won on most calls below 32 KiB at 3, 4 and 8 ranks on 2 cores and lost from 32 KiB,
-  /// so larger calls keep 16 (perf/archive/2026-11-30-oversubscribed-ranks-one-poll-before-yielding-in-small-calls.md).
+  /// rank spins long: its peer is running. With more ranks than cores, a small call's wait is the peer's turn on the
+  /// core, and the rank yields almost at once (the figures and their measurement: engine/tuning.hpp).
   int64_t forCall(uint64_t payloadBytes) const {
     if (configured > 0) return configured;
-    if (!oversubscribed) return 20000;
-    return payloadBytes < kSmallCall ? 1 : 16;
+    if (!oversubscribed) return kDefaultSpins;
+    return payloadBytes < kSmallCallBytes ? kSmallCallSpins : kOversubscribedSpins;
   }
 };
 
