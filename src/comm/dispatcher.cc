@@ -60,7 +60,6 @@ namespace {
 // A call on buffers other than the last call's (a training step's fresh activations, a pool) finds them out of the
 // cache: their lines, asked for here, arrive while the call is rewound and its peers' messages awaited, instead of
 // one miss after another inside its steps. Only small buffers (engine::kPrefetchedBufferBytes says why).
-using engine::kPrefetchedBufferBytes;
 
 // The lines of `bytes` from `at`, an unaligned start's first line included; kWrite as __builtin_prefetch's rw.
 template <int kWrite>
@@ -72,8 +71,8 @@ void prefetchLines(const void* at, size_t bytes) {
 }
 
 void prefetchSmall(const void* send, const void* recv, const BufferExtents& extents) {
-  if (extents.sendBytes <= kPrefetchedBufferBytes) prefetchLines<0>(send, extents.sendBytes);
-  if (extents.recvBytes <= kPrefetchedBufferBytes) prefetchLines<1>(recv, extents.recvBytes);
+  if (extents.sendBytes <= engine::kPrefetchedBufferBytes) prefetchLines<0>(send, extents.sendBytes);
+  if (extents.recvBytes <= engine::kPrefetchedBufferBytes) prefetchLines<1>(recv, extents.recvBytes);
 }
 
 }  // namespace

@@ -179,7 +179,6 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
   transport::Connection* c = q.connection;
   // Reductions read the peer's bytes through a cache-sized bounce buffer (one per peer: only the first pending
   // receive of a peer runs), then reduce from it.
-  constexpr size_t kBounce = kDirectBounce;
   while (w.wire < w.bytes) {
     DirectDescriptor d{0, 0, kAnnounce};
     if (q.announceIn.empty()) {
@@ -225,10 +224,10 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
       w.directDone += n;
       *moved = *moved || n > 0;
     } else {
-      if (!q.bounce) q.bounce.reset(static_cast<std::byte*>(aligned_alloc(4096, kBounce)));
-      if (!q.bounce) return systemError("out of memory for a " + std::to_string(kBounce) + "-byte bounce buffer");
+      if (!q.bounce) q.bounce.reset(static_cast<std::byte*>(aligned_alloc(4096, kDirectBounce)));
+      if (!q.bounce) return systemError("out of memory for a " + std::to_string(kDirectBounce) + "-byte bounce buffer");
       // Folds `bytes` of the peer's at `theirs` into the output at `at` of the descriptor. A large step out of
-      // place sums into `sums` (at most kBounce bytes at a time, in cache) and streams the sum out, so the
+      // place sums into `sums` (at most kDirectBounce bytes at a time, in cache) and streams the sum out, so the
       // output's lines are not read from memory first
       // (perf/archive/2026-11-27-direct-transfers-paced-an-allreduces-two-phases-at-once.md).
       auto fold = [&](size_t at, const std::byte* theirs, std::byte* sums, size_t bytes) {
@@ -238,8 +237,8 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
           w.reduce(out, own, theirs, bytes / w.elemSize);
           return;
         }
-        for (size_t i = 0; i < bytes; i += kBounce) {
-          const size_t n = std::min(kBounce, bytes - i);
+        for (size_t i = 0; i < bytes; i += kDirectBounce) {
+          const size_t n = std::min(kDirectBounce, bytes - i);
           w.reduce(sums, own + i, theirs + i, n / w.elemSize);
           kernels::streamingCopy(out + i, sums, n);
         }
@@ -255,8 +254,8 @@ Status Execution::advanceDirectRecv(Work& w, PeerQueues& q, bool* moved) {
       // tcp delivers a transfer in parts: reduce what arrived in runs of kReduceRun, so the reduction overlaps the
       // rest of the piece's arrival instead of waiting for all of it.
       while (w.directReduced < d.bytes) {
-        const size_t pieceStart = w.directReduced - w.directReduced % kBounce;
-        const size_t pieceEnd = std::min(pieceStart + kBounce, static_cast<size_t>(d.bytes));
+        const size_t pieceStart = w.directReduced - w.directReduced % kDirectBounce;
+        const size_t pieceEnd = std::min(pieceStart + kDirectBounce, static_cast<size_t>(d.bytes));
         size_t n = 0;
         if (w.directDone < pieceEnd) {
           CHORUS_TRY(q.direct->read(q.bounce.get() + (w.directDone - pieceStart), region, d.offset + w.directDone,
