@@ -18,7 +18,9 @@ percentiles() {  # reads numbers, prints "p50 X s, p99 Y s"
 }
 field() { sed -n "s/.* $1 \([0-9.]*\) s.*/\1/p"; }
 ucx=no
-"$build/tools/chorus-info" | grep -qE "^  ucx +(when forced|available)" && ucx=yes
+# The whole report first: a `grep -q` reading from chorus-info could end it by SIGPIPE under pipefail.
+info=$("$build/tools/chorus-info")
+grep -qE "^  ucx +(when forced|available)" <<<"$info" && ucx=yes
 for n in $counts; do
   for transport in shm tcp ucx; do
     [ "$transport" = ucx ] && [ "$ucx" = no ] && { echo "ucx: not built here, skipped"; continue; }

@@ -25,8 +25,10 @@ algorithm() {
 }
 [ "$(algorithm)" != tree ] || fail "the model chose tree: the check below proves nothing"
 printf 'choices.3x1 allreduce:tree@1M-\n' >"$tmp/tree.txt"
-"$build/tools/chorus-info" --ranks 3 --tuning "$tmp/tree.txt" | grep -q "Measured choices.*allreduce:tree@1M-" ||
-  fail "chorus-info does not show the measured choices"
+# Read the whole report first: a `grep -q` that stops reading would end chorus-info by SIGPIPE, and pipefail
+# would take that for a failure.
+info=$("$build/tools/chorus-info" --ranks 3 --tuning "$tmp/tree.txt") || fail "chorus-info --tuning failed: $info"
+grep -q "Measured choices.*allreduce:tree@1M-" <<<"$info" || fail "chorus-info does not show the measured choices"
 got=$(CHORUS_TUNING_FILE=$tmp/tree.txt algorithm)
 [ "$got" = tree ] || fail "a measured choice of tree ran '$got'"
 printf 'choices.4x1 allreduce:tree@1M-\n' >"$tmp/other.txt"
