@@ -1,8 +1,9 @@
 /** @file
  * nccl.h -- the NCCL-compatible C API of chorus.
  *
- * Names, enum values, struct layouts and functions follow the nccl.h of NCCL 2.28.9, so a program written for NCCL
- * compiles against this header and runs on chorus's libnccl.so.2. With CUDA present, cudaStream_t is CUDA's own
+ * Names, enum values, struct layouts and functions follow the nccl.h of NCCL 2.32, so a program written for NCCL
+ * compiles against this header and runs on chorus's libnccl.so.2 (docs/nccl.md lists the functions of 2.29-2.32 that
+ * return an error naming what chorus does not do). With CUDA present, cudaStream_t is CUDA's own
  * type, otherwise an opaque pointer of the same shape. A call on host memory, with any stream, completes before
  * it returns; a call on device memory is enqueued on its stream and returns at once. Inside
  * ncclGroupStart/ncclGroupEnd the work starts at ncclGroupEnd.
@@ -16,6 +17,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__CUDACC__) || defined(CUDART_VERSION)
 #define CHORUS_NCCL_WITH_CUDA 1
@@ -39,6 +41,8 @@
 #else
 /** Without CUDA: an opaque pointer of the shape of CUDA's stream handle. */
 typedef struct CUstream_st* cudaStream_t;
+/** Without CUDA: an opaque pointer of the shape of CUDA's event handle. */
+typedef struct CUevent_st* cudaEvent_t;
 #endif
 
 /** The NCCL API level of this header, 2.27.7 (see the file's description). */
@@ -85,7 +89,8 @@ typedef enum {
   ncclInvalidUsage = 5,
   ncclRemoteError = 6,
   ncclInProgress = 7,
-  ncclNumResults = 8
+  ncclTimeout = 8, /**< NCCL returns it from device-side waits only; chorus's timed-out waits are ncclSystemError */
+  ncclNumResults = 9
 } ncclResult_t;
 
 /** An ncclConfig_t integer field left at its default. */
@@ -96,10 +101,14 @@ typedef enum {
 #define NCCL_SPLIT_NOCOLOR -1
 /** An ncclSimInfo_t float not filled in. */
 #define NCCL_UNDEF_FLOAT -1.0f
+/** The magic of every versioned struct's initializer (ncclConfig_t, ncclCollConfig_t). */
+#define NCCL_API_MAGIC 0xcafebeef
 
 /** ncclCommWindowRegister's flags and the alignment a symmetric window needs. */
 #define NCCL_WIN_DEFAULT 0x00
 #define NCCL_WIN_COLL_SYMMETRIC 0x01     /**< see NCCL_WIN_DEFAULT */
+#define NCCL_WIN_STRICT_ORDERING 0x02    /**< see NCCL_WIN_DEFAULT */
+#define NCCL_WIN_GIN_ONLY 0x04           /**< see NCCL_WIN_DEFAULT */
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096 /**< see NCCL_WIN_DEFAULT */
 
 /** ncclConfig_t.CTAPolicy values (GPU scheduling hints; accepted, without effect on host memory). */
@@ -112,13 +121,33 @@ typedef enum {
 #define NCCL_SHRINK_ABORT 0x01 /**< see NCCL_SHRINK_DEFAULT */
 /** ncclCommRevoke's flags: none yet, must be 0. */
 #define NCCL_REVOKE_DEFAULT 0x00
+/** ncclCommSuspend's flags: release the communicator's large buffers until ncclCommResume. */
+#define NCCL_SUSPEND_MEM 0x01
+
+/** ncclConfig_t.hostCftMode (NVIDIA's Compute Fabric Transport; accepted, without effect). */
+typedef enum {
+  ncclHostCftDefault = NCCL_CONFIG_UNDEF_INT,
+  ncclHostCftEnable = 1,
+  ncclHostCftDisable = 2,
+  ncclHostCftFallback = 3
+} ncclHostCftMode_t;
+
+/** ncclConfig_t.nvlsHostMode, a bitmask of the NVLink SHARP parts to leave out (accepted, without effect). */
+typedef enum {
+  ncclNvlsHostModeDefault = NCCL_CONFIG_UNDEF_INT,
+  ncclNvlsHostModeEnable = 0,
+  ncclNvlsHostModeDisableTransport = 1 << 0,
+  ncclNvlsHostModeDisableSymmetricMultimem = 1 << 1,
+  ncclNvlsHostModeDisable = INT_MAX
+} ncclNvlsHostMode_t;
 
 /** Communicator options. Fill with NCCL_CONFIG_INITIALIZER, then set the fields to change. A program built against
- * an older nccl.h passes a smaller struct; its size field tells which fields it has. chorus reads blocking; the
- * other fields tune NCCL's GPU kernels and network plugins and are accepted without effect. */
-typedef struct ncclConfig_v22800 {
+ * an older nccl.h passes a smaller struct, a newer one a larger: its size field tells which fields it has, and
+ * chorus reads no byte past it nor any field this header does not know. chorus reads blocking; the other fields tune
+ * NCCL's GPU kernels, network plugins and one-sided contexts and are accepted without effect. */
+typedef struct ncclConfig_v23200 {
   size_t size;        /**< sizeof the caller's struct: tells which fields a program built against an older header has */
-  unsigned int magic; /**< 0xcafebeef, set by the initializer */
+  unsigned int magic; /**< NCCL_API_MAGIC, set by the initializer */
   unsigned int version;    /**< the header version the program was built with */
   int blocking;            /**< 0: a nonblocking communicator (calls return ncclInProgress); default 1 */
   int cgaClusterSize;      /**< GPU kernel tuning, accepted without effect */
@@ -134,17 +163,94 @@ typedef struct ncclConfig_v22800 {
   int nvlsCTAs;            /**< NVLS kernel tuning, accepted without effect */
   int nChannelsPerNetPeer; /**< network channels, accepted without effect */
   int nvlinkCentricSched;  /**< NVLink scheduling, accepted without effect */
+  int graphUsageMode;      /**< CUDA graph use, accepted without effect */
+  int numRmaCtx;           /**< one-sided contexts, accepted without effect */
+  int maxP2pPeers;         /**< concurrent point-to-point peers, accepted without effect */
+  int graphStreamOrdering; /**< CUDA graph ordering, accepted without effect */
+  int launchOrderImplicit; /**< kernel launch order across communicators, accepted without effect */
+  int numRmaSig;           /**< one-sided signals per context, accepted without effect */
+  int rmaEagerInit;        /**< one-sided setup at init, accepted without effect */
+  int hostCftMode;         /**< ncclHostCftMode_t, accepted without effect */
+  int nvlsHostMode;        /**< ncclNvlsHostMode_t, accepted without effect */
 } ncclConfig_t;
 
 /** An ncclConfig_t of this header's size and version with every field at its default. */
-#define NCCL_CONFIG_INITIALIZER                                                                                \
-  {                                                                                                            \
-    sizeof(ncclConfig_t), 0xcafebeef, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), NCCL_CONFIG_UNDEF_INT, \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR,            \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,            \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,            \
-        NCCL_CONFIG_UNDEF_INT                                                                                  \
+#define NCCL_CONFIG_INITIALIZER                                                                                    \
+  {                                                                                                                \
+    sizeof(ncclConfig_t), NCCL_API_MAGIC, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), NCCL_CONFIG_UNDEF_INT, \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR,                \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,                \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT                                                               \
   }
+
+/** One vendor option of a call's configuration, chained through next. chorus reads none (as NVIDIA's NCCL). */
+typedef struct ncclConfigExt {
+  struct ncclConfigExt* next; /**< the next option, or NULL */
+  struct {
+    int vendorId; /**< the vendor's own number */
+    int optionId; /**< the option, in the vendor's numbering */
+  } key;          /**< which option */
+  union {
+    int i;
+    const char* s;
+    void* raw;
+  } val; /**< its value */
+} ncclConfigExt_t;
+
+/** Options of one collective call (the nccl*Config functions): fill with NCCL_COLLCONFIG_INITIALIZER, then set the
+ * fields to change; every rank passes the same. algSelection limits the algorithms the call may run: NCCL's
+ * grammar (',' or, '+' and, '^' not; each name matches as a case-insensitive prefix) over chorus's algorithm names
+ * (chorus-info lists them) and NCCL's (RING_* is chorus's ring, TREE_* its log-depth algorithms); the selector
+ * chooses the fastest of those that can run the call. With forceAlgSelection 1 (the default) a selection that
+ * leaves none, or does not parse, is ncclInvalidArgument; with 0 the call falls back to the selector's choice. The
+ * CTA fields tune NCCL's GPU kernels (CTAPolicy checked; without effect here); userProfilerTag is for NCCL's
+ * profiler plugins, which chorus does not load (accepted, without effect); launchCompletionEvent is recorded on the
+ * call's stream behind the call (single calls only: inside a group it is ncclInvalidUsage). */
+typedef struct ncclCollConfig_v23200 {
+  size_t size;                       /**< sizeof the caller's struct */
+  unsigned int magic;                /**< NCCL_API_MAGIC, set by the initializer */
+  unsigned int version;              /**< the header version the program was built with */
+  ncclConfigExt_t* ext;              /**< vendor options, NULL: none (chorus reads none) */
+  int minCTAs;                       /**< GPU kernel tuning, accepted without effect */
+  int maxCTAs;                       /**< GPU kernel tuning, accepted without effect */
+  int nvlsCTAs;                      /**< GPU kernel tuning, accepted without effect */
+  int cgaClusterSize;                /**< GPU kernel tuning, accepted without effect */
+  const char* algSelection;          /**< the algorithms the call may use; NULL or "": the selector's choice */
+  int forceAlgSelection;             /**< 1: a selection that cannot be honoured is an error; 0: fall back */
+  int CTAPolicy;                     /**< NCCL_CTA_POLICY_* or UNDEF, checked, without effect */
+  uint64_t userProfilerTag;          /**< a tag for NCCL's profiler plugins, accepted without effect */
+  cudaEvent_t launchCompletionEvent; /**< recorded on the stream behind the call; NULL: none (2.32) */
+} ncclCollConfig_t;
+
+/** An ncclCollConfig_t of this header's size and version with every field at its default. */
+#define NCCL_COLLCONFIG_INITIALIZER                                                                                    \
+  {                                                                                                                    \
+    sizeof(ncclCollConfig_t), NCCL_API_MAGIC, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), NCCL_CONFIG_UNDEF_PTR, \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                    \
+        NCCL_CONFIG_UNDEF_PTR, 1, NCCL_CONFIG_UNDEF_INT, 0, NCCL_CONFIG_UNDEF_PTR                                      \
+  }
+
+/** What ncclCommMemStats reports. */
+typedef enum {
+  ncclStatGpuMemSuspend = 0,   /**< bytes ncclCommSuspend(NCCL_SUSPEND_MEM) would release now */
+  ncclStatGpuMemSuspended = 1, /**< bytes released by a suspend and not yet restored */
+  ncclStatGpuMemPersist = 2,   /**< bytes the communicator keeps through a suspend */
+  ncclStatGpuMemTotal = 3      /**< all the communicator's buffers: the two above together */
+} ncclCommMemStat_t;
+
+/** One signal ncclWaitSignal waits for: opCnt signals from peer at sigIdx of context ctx. */
+typedef struct {
+  int opCnt;
+  int peer;
+  int sigIdx;
+  int ctx;
+} ncclWaitSignalDesc_t;
+
+/** A parameter bound by ncclParamBind. */
+typedef struct ncclParamHandle* ncclParamHandle_t;
 
 /** Result of ncclGroupSimulateEnd. */
 typedef struct ncclSimInfo_v22200 {
@@ -250,6 +356,27 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int exclude
  * ncclCommGetAsyncError says ncclSuccess once nothing is in flight any more. revokeFlags must be 0. */
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags);
 ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags);
+/** An id for growing comm by ncclCommGrow: one rank of comm (the coordinator) makes it and hands it to the joining
+ * ranks; it serves one grow, and comm has at most one outstanding. */
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+/** A communicator of nRanks: comm's ranks keep their numbers (they pass comm and rank -1, the coordinator its id,
+ * the others NULL), the joining ranks take comm's size .. nRanks - 1 (they pass NULL, the id and their rank).
+ * Every rank of comm and every joining rank calls it. With config NULL comm's ranks keep its configuration. */
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                          ncclConfig_t* config);
+ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                           ncclConfig_t* config);
+/** flags NCCL_SUSPEND_MEM: releases the communicator's large buffers (scratch, cached plans); its calls are
+ * ncclInvalidUsage until ncclCommResume. Nothing may be in flight. */
+ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags);
+ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags);
+/** Ends a suspend: the buffers come back as calls need them. */
+ncclResult_t ncclCommResume(ncclComm_t comm);
+ncclResult_t pncclCommResume(ncclComm_t comm);
+/** The bytes of one kind (ncclCommMemStat_t) the communicator holds in its own buffers, host or device. */
+ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
+ncclResult_t pncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
 
 /** A short text for a result code. */
 const char* ncclGetErrorString(ncclResult_t result);
@@ -287,6 +414,9 @@ ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, n
 /** Ends a window of ncclCommWindowRegister. */
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
+/** The buffer a window of comm was registered on. */
+ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr);
+ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr);
 
 /** A sum whose inputs are first multiplied by *scalar (of type datatype), valid on comm with that datatype. */
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
@@ -343,6 +473,44 @@ ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncc
 ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                           ncclComm_t comm, cudaStream_t stream);
 
+/** The collectives above with the options of one call (ncclCollConfig_t; NULL: none). */
+ncclResult_t ncclAllReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                 ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t pncclAllReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                  ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t ncclBroadcastConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                                 ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t pncclBroadcastConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                                  ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t ncclReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                              ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream,
+                              const ncclCollConfig_t* config);
+ncclResult_t pncclReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                               ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream,
+                               const ncclCollConfig_t* config);
+ncclResult_t ncclAllGatherConfig(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                                 ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t pncclAllGatherConfig(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                                  ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t ncclReduceScatterConfig(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                                     ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
+                                     const ncclCollConfig_t* config);
+ncclResult_t pncclReduceScatterConfig(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                                      ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
+                                      const ncclCollConfig_t* config);
+ncclResult_t ncclAlltoAllConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t pncclAlltoAllConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                 ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t ncclGatherConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                              ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t pncclGatherConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                               ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t ncclScatterConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                               ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+ncclResult_t pncclScatterConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                                ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+
 /** Sends count elements to peer, whose matching ncclRecv takes them; two ranks' messages match in order. */
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream);
@@ -354,6 +522,20 @@ ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int
 ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                        cudaStream_t stream);
 
+/** One-sided operations on windows (2.29). Not in chorus yet: each returns ncclInvalidUsage naming itself. */
+ncclResult_t ncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer, ncclWindow_t peerWin,
+                           size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                           cudaStream_t stream);
+ncclResult_t pncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer,
+                            ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
+                            ncclComm_t comm, cudaStream_t stream);
+/** See ncclPutSignal. */
+ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream);
+/** See ncclPutSignal. */
+ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm, cudaStream_t stream);
+
 /** Starts a group: the calls up to ncclGroupEnd are queued (groups nest). */
 ncclResult_t ncclGroupStart(void);
 ncclResult_t pncclGroupStart(void);
@@ -363,6 +545,44 @@ ncclResult_t pncclGroupEnd(void);
 /** Not supported yet: returns ncclInvalidUsage and leaves the queued group untouched. */
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
+
+/** The settings by name (2.30.4): each key is an environment variable chorus reads (chorus-info lists them), its
+ * value the one in effect. ncclParamBind binds a key; the getters convert its value, an error naming the key when
+ * it does not fit the type. Strings and tables returned belong to chorus and stay valid until the thread's next
+ * call of these functions. */
+ncclResult_t ncclParamBind(ncclParamHandle_t* out, const char* key);
+ncclResult_t pncclParamBind(ncclParamHandle_t* out, const char* key);
+ncclResult_t ncclParamGetI8(ncclParamHandle_t handle, int8_t* out);
+ncclResult_t pncclParamGetI8(ncclParamHandle_t handle, int8_t* out);
+ncclResult_t ncclParamGetI16(ncclParamHandle_t handle, int16_t* out);
+ncclResult_t pncclParamGetI16(ncclParamHandle_t handle, int16_t* out);
+ncclResult_t ncclParamGetI32(ncclParamHandle_t handle, int32_t* out);
+ncclResult_t pncclParamGetI32(ncclParamHandle_t handle, int32_t* out);
+ncclResult_t ncclParamGetI64(ncclParamHandle_t handle, int64_t* out);
+ncclResult_t pncclParamGetI64(ncclParamHandle_t handle, int64_t* out);
+ncclResult_t ncclParamGetU8(ncclParamHandle_t handle, uint8_t* out);
+ncclResult_t pncclParamGetU8(ncclParamHandle_t handle, uint8_t* out);
+ncclResult_t ncclParamGetU16(ncclParamHandle_t handle, uint16_t* out);
+ncclResult_t pncclParamGetU16(ncclParamHandle_t handle, uint16_t* out);
+ncclResult_t ncclParamGetU32(ncclParamHandle_t handle, uint32_t* out);
+ncclResult_t pncclParamGetU32(ncclParamHandle_t handle, uint32_t* out);
+ncclResult_t ncclParamGetU64(ncclParamHandle_t handle, uint64_t* out);
+ncclResult_t pncclParamGetU64(ncclParamHandle_t handle, uint64_t* out);
+/** The value as text. */
+ncclResult_t ncclParamGetStr(ncclParamHandle_t handle, const char** out);
+ncclResult_t pncclParamGetStr(ncclParamHandle_t handle, const char** out);
+/** The value as text into out (maxLen bytes, NUL included); *len: the bytes it needs. */
+ncclResult_t ncclParamGet(ncclParamHandle_t handle, void* out, int maxLen, int* len);
+ncclResult_t pncclParamGet(ncclParamHandle_t handle, void* out, int maxLen, int* len);
+/** key's value as text and its length. */
+ncclResult_t ncclParamGetParameter(const char* key, const char** value, int* valueLen);
+ncclResult_t pncclParamGetParameter(const char* key, const char** value, int* valueLen);
+/** Every key. */
+ncclResult_t ncclParamGetAllParameterKeys(const char*** table, int* tableLen);
+ncclResult_t pncclParamGetAllParameterKeys(const char*** table, int* tableLen);
+/** Prints every key with its value to the log (INFO). */
+void ncclParamDumpAll(void);
+void pncclParamDumpAll(void);
 
 /** chorus only. The chorus version of the loaded library ("0.2.0"); ncclGetVersion keeps returning the NCCL API
  * level. A program built against any nccl.h tells chorus from NVIDIA's NCCL at run time with

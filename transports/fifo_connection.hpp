@@ -52,6 +52,7 @@ class FifoConnection final : public Connection, public SmallMessages, public Dir
     out_.wrapEarly(laps_.forPeers(peers));
   }
   void commitSend(size_t bytes) override { out_.produce(bytes); }
+  size_t bufferBytes() const override { return out_.capacity() + in_.capacity(); }
   std::span<const std::byte> recvData() override { return in_.readable(); }
   void consumeRecv(size_t bytes) override { in_.consume(bytes); }
 

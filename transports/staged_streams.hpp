@@ -20,6 +20,7 @@ class StagedStreams : public Connection {
     in_.consume(bytes);
     consumed_ += bytes;
   }
+  size_t bufferBytes() const final { return out_.capacity() + in_.capacity(); }
 
  protected:
   /// The two FIFOs of `capacity` bytes each, outgoing then incoming, at the start of `memory`

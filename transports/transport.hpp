@@ -124,6 +124,9 @@ class Connection {
   /// whose buffers share the cache with the other ranks' can size them by it (transports/fifo_lap.hpp).
   virtual void writesToPeers(int) {}
 
+  /// The bytes of memory this side holds for the connection (its FIFOs, both directions), for ncclCommMemStats.
+  virtual size_t bufferBytes() const { return 0; }
+
   /// The capabilities this connection offers; null when it has none.
   virtual SmallMessages* smallMessages() { return nullptr; }
   virtual DirectTransfers* directTransfers() { return nullptr; }

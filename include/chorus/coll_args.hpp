@@ -58,6 +58,14 @@ struct CollArgs {
   const size_t* sendDispls = nullptr;  ///< AlltoAllv: where each rank's block starts in send
   const size_t* recvCounts = nullptr;  ///< AlltoAllv: elements from each rank
   const size_t* recvDispls = nullptr;  ///< AlltoAllv: where each rank's block starts in recv
+  /// The algorithms this call may use, every rank the same; null or "": the selector's choice. NCCL's grammar of
+  /// ncclCollConfig_t.algSelection: ',' or, '+' and, '^' not, each name a case-insensitive prefix of an algorithm's
+  /// name, chorus's (chorus-info lists them) or NCCL's (RING_SIMPLE: the ring, TREE_SIMPLE: the log-depth one);
+  /// docs/tuning.md has the details. It takes the place of CHORUS_ALGO and the tuning file for this call.
+  const char* algorithms = nullptr;
+  /// Whether a selection that leaves the call no algorithm is an error (kInvalidArgument) or lets the selector
+  /// choose as without one.
+  bool algorithmsRequired = true;
 };
 
 }  // namespace chorus

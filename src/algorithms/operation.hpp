@@ -12,6 +12,10 @@
 
 namespace chorus {
 
+namespace tuner {
+class CallSelection;
+}
+
 struct Operation {
   algo::CollType type = algo::CollType::kAllReduce;
   const void* send = nullptr;
@@ -24,6 +28,7 @@ struct Operation {
   bool onDevice = false;       // device or managed buffers: runs on `stream` (gpu/stream_calls.hpp)
   void* stream = nullptr;      // the caller's cudaStream_t, for onDevice operations
   uint64_t scheduledTick = 0;  // observe::ticks() when an async call was queued (0: it runs as it is made)
+  const tuner::CallSelection* selection = nullptr;  // the call's own choice of algorithms (interned), null: none
 };
 
 /// The bytes of the send and receive buffers one rank's call reads and writes (0 for a buffer it does not use),

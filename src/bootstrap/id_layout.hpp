@@ -14,6 +14,7 @@ struct IdLayout {
   uint32_t rootIp;       // network byte order
   uint16_t rootPort;     // host byte order
   uint16_t rootByRank0;  // 1: nobody runs the root yet; rank 0 starts it at init (CHORUS_COMM_ID)
+  uint32_t grownFrom;    // an id of ncclCommGetUniqueId: the size of the communicator that grows by it; 0: none
 };
 static_assert(sizeof(IdLayout) <= sizeof(UniqueId::bytes));
 

@@ -41,14 +41,14 @@ Status UniqueId::create(UniqueId* out) {
   uint64_t secret = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   net::Endpoint bound;
   CHORUS_TRY(bootstrap::startStoreServer(net::localAddress(), 0, secret, &bound));
-  *out = bootstrap::encodeId(IdLayout{bootstrap::kIdMagic, secret, bound.ip, bound.port, 0});
+  *out = bootstrap::encodeId(IdLayout{bootstrap::kIdMagic, secret, bound.ip, bound.port, 0, 0});
   return Status::ok();
 }
 
 Status UniqueId::fromAddress(const std::string& hostPort, UniqueId* out) {
   net::Endpoint ep;
   CHORUS_TRY(net::Endpoint::parse(hostPort, &ep));
-  *out = bootstrap::encodeId(IdLayout{bootstrap::kIdMagic, addressSecret(), ep.ip, ep.port, 1});
+  *out = bootstrap::encodeId(IdLayout{bootstrap::kIdMagic, addressSecret(), ep.ip, ep.port, 1, 0});
   return Status::ok();
 }
 

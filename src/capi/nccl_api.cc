@@ -2,12 +2,11 @@
 // time as a weak nccl<Name> alias, so profiling tools can interpose on nccl<Name> as NCCL allows.
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <mutex>
-#include <new>
 #include <string>
 
 #include "bootstrap/id_layout.hpp"
+#include "capi/api_support.hpp"
 #include "capi/nccl_comm.hpp"
 #include "chorus/stream.hpp"
 #include "chorus/version.hpp"
@@ -22,87 +21,17 @@ using chorus::DataType;
 using chorus::RedOp;
 using chorus::Status;
 
+using chorus::capi::blockingConfig;
+using chorus::capi::checkShell;
+using chorus::capi::checkType;
+using chorus::capi::dt;
+using chorus::capi::initRank;
+using chorus::capi::readConfig;
+using chorus::capi::report;
+using chorus::capi::resolveOp;
+using chorus::capi::resultOf;
+
 namespace {
-
-std::mutex gErrorMutex;
-std::string gLastError;
-thread_local std::string tLastErrorCopy;
-
-ncclResult_t resultOf(const Status& st) {
-  // NCCL has no timeout code: a wait that ran out is a system error (the message says which wait).
-  if (st.code() == chorus::ErrorCode::kTimeout) return ncclSystemError;
-  return static_cast<ncclResult_t>(st.code());
-}
-
-// An error's message is kept for ncclGetLastError and logged; the ok status of every call returns at once.
-[[gnu::noinline]] ncclResult_t reportError(const Status& st) {
-  if (st.code() == chorus::ErrorCode::kInProgress) return ncclInProgress;
-  {
-    std::lock_guard<std::mutex> lock(gErrorMutex);
-    gLastError = st.message();
-  }
-  CHORUS_WARN(kColl, "%s", st.message().c_str());
-  return resultOf(st);
-}
-
-inline ncclResult_t report(const Status& st) { return st.isOk() ? ncclSuccess : reportError(st); }
-
-// No C++ exception crosses the C API: each function ends in CHORUS_CATCH, which turns one into an error code (an
-// allocation failure is ncclSystemError, anything else ncclInternalError) with a message naming the function.
-ncclResult_t caught(const char* fn) noexcept {
-  ncclResult_t code = ncclInternalError;
-  try {
-    try {
-      throw;
-    } catch (const std::bad_alloc&) {
-      code = ncclSystemError;
-      return report(chorus::systemError(std::string(fn) + ": out of memory"));
-    } catch (const std::exception& e) {
-      return report(chorus::internalError(std::string(fn) + ": unexpected exception: " + e.what()));
-    } catch (...) {
-      return report(chorus::internalError(std::string(fn) + ": unexpected exception"));
-    }
-  } catch (...) {
-    return code;  // reporting failed too (no memory for the message)
-  }
-}
-#define CHORUS_CATCH(fn) \
-  catch (...) {          \
-    return caught(fn);   \
-  }
-
-Status checkShell(ncclComm_t comm, const char* fn) {
-  if (!comm) return chorus::invalidArgument(std::string(fn) + ": comm is NULL");
-  const unsigned magic = comm->magic.load(std::memory_order_relaxed);
-  if (magic == ncclComm::kDead) {
-    return chorus::invalidArgument(std::string(fn) + ": comm was already destroyed or aborted");
-  }
-  if (magic != ncclComm::kAlive) return chorus::invalidArgument(std::string(fn) + ": comm is not a communicator");
-  return Status::ok();
-}
-
-// Checks `comm` after the caller entered its gate (so the communicator cannot be freed under the call).
-Status checkComm(ncclComm_t comm, bool entered, const char* fn) {
-  if (!entered) return chorus::invalidArgument(std::string(fn) + ": comm was already destroyed or aborted");
-  if (!comm->comm) return chorus::invalidUsage(std::string(fn) + ": comm failed to initialize");
-  return Status::ok();
-}
-
-// Enters `comm`'s gate for the rest of the function, or returns the error. `Call` is chorus::OwnerCall for the owner
-// thread's calls (collectives, point-to-point, finalize, split: a plain store, no fence) and chorus::SharedCall for
-// calls any thread may make at any time (a watchdog's status queries, op creation).
-// The checks that pass are a load and a compare each; the statuses naming a failure are built only then.
-#define CHORUS_ENTER(Call, comm, fn)                                                                                 \
-  if (!comm || comm->magic.load(std::memory_order_relaxed) != ncclComm::kAlive) return report(checkShell(comm, fn)); \
-  Call call_(comm->gate);                                                                                            \
-  if (!call_.entered() || !comm->comm) return report(checkComm(comm, call_.entered(), fn))
-// Owner calls that communicate also refuse a revoked communicator.
-#define CHORUS_ENTER_OWNER(comm, fn)                 \
-  CHORUS_ENTER(chorus::OwnerCall, comm, fn);         \
-  if (comm->revoked.load(std::memory_order_acquire)) \
-  return report(chorus::invalidUsage(std::string(fn) + ": comm was revoked (ncclCommRevoke)"))
-#define CHORUS_ENTER_MANAGEMENT(comm, fn) CHORUS_ENTER(chorus::OwnerCall, comm, fn)
-#define CHORUS_ENTER_SHARED(comm, fn) CHORUS_ENTER(chorus::SharedCall, comm, fn)
 
 // Shells of ended communicators, kept for the life of the process (nccl_comm.hpp) and reachable from here.
 void retire(ncclComm_t comm) {
@@ -135,97 +64,6 @@ ncclResult_t release(ncclComm_t comm, bool abort, const char* fn) {
   return ncclSuccess;
 }
 
-[[gnu::noinline]] Status typeError(ncclDataType_t t, const char* fn) {
-  return chorus::invalidArgument(std::string(fn) + ": invalid datatype " + std::to_string(static_cast<int>(t)));
-}
-
-// Inline with the statuses of failures built out of line: the passing check is a compare on every call's path.
-[[gnu::always_inline]] inline Status checkType(ncclDataType_t t, const char* fn) {
-  if (static_cast<unsigned>(t) >= static_cast<unsigned>(ncclNumTypes)) return typeError(t, fn);
-  return Status::ok();
-}
-
-DataType dt(ncclDataType_t t) { return static_cast<DataType>(t); }
-
-// A PreMulSum op made by ncclRedOpCreatePreMulSum, or an error naming a bad op.
-[[gnu::noinline]] Status resolveCreatedOp(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t type, const char* fn,
-                                          RedOp* out) {
-  const int v = static_cast<int>(op);
-  std::lock_guard<std::mutex> lock(comm->mutex);
-  size_t index = static_cast<size_t>(v - ncclNumOps);
-  if (v < ncclNumOps || index >= comm->preMulOps.size() || !comm->preMulOps[index].inUse) {
-    return chorus::invalidArgument(std::string(fn) + ": invalid reduction op " + std::to_string(v));
-  }
-  const auto& p = comm->preMulOps[index];
-  if (p.datatype != type) {
-    return chorus::invalidArgument(std::string(fn) + ": PreMulSum op was created for another datatype");
-  }
-  if (p.residence == ncclScalarHostImmediate) {
-    *out = RedOp::preMulSum(p.immediate);
-  } else if (chorus::gpu::memoryTypeOf(p.pointer) == chorus::gpu::MemoryType::kHost) {
-    *out = RedOp::preMulSum(chorus::kernels::elementAsDouble(p.pointer, dt(type)));  // read at each call
-  } else {
-    *out = RedOp::preMulSumOnDevice(p.pointer);  // read when the stream reaches the call
-  }
-  return Status::ok();
-}
-
-[[gnu::always_inline]] inline Status resolveOp(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t type, const char* fn,
-                                               RedOp* out) {
-  const int v = static_cast<int>(op);
-  if (v >= 0 && v < ncclNumOps) {
-    *out = RedOp{static_cast<chorus::RedOpKind>(v), 1.0};
-    return Status::ok();
-  }
-  return resolveCreatedOp(comm, op, type, fn, out);
-}
-
-// Copies a user config by its declared size (older, smaller structs work) and checks its magic.
-Status readConfig(const ncclConfig_t* config, ncclConfig_t* out) {
-  ncclConfig_t defaults = NCCL_CONFIG_INITIALIZER;
-  *out = defaults;
-  if (!config) return Status::ok();
-  size_t bytes = config->size < sizeof(ncclConfig_t) ? config->size : sizeof(ncclConfig_t);
-  if (bytes < offsetof(ncclConfig_t, blocking)) return chorus::invalidArgument("ncclConfig_t: size is too small");
-  memcpy(out, config, bytes);
-  if (out->magic != 0xcafebeef) {
-    return chorus::invalidArgument("ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
-  }
-  if (out->blocking != NCCL_CONFIG_UNDEF_INT && out->blocking != 0 && out->blocking != 1) {
-    return chorus::invalidArgument("ncclConfig_t: blocking must be 0 or 1");
-  }
-  return Status::ok();
-}
-
-chorus::CommConfig blockingConfig(bool blocking) {
-  chorus::CommConfig config;
-  config.blocking = blocking;
-  return config;
-}
-
-ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, ncclConfig_t* config) {
-  if (!out) return report(chorus::invalidArgument("ncclCommInitRank: comm is NULL"));
-  ncclConfig_t cfg;
-  if (ncclResult_t r = report(readConfig(config, &cfg)); r != ncclSuccess) return r;
-  chorus::UniqueId uid;
-  memcpy(uid.bytes.data(), id.internal, sizeof(id.internal));
-  auto* comm = new ncclComm();
-  comm->blocking = cfg.blocking != 0;
-  comm->cudaDevice = chorus::gpu::currentDevice();
-  Status st = chorus::Communicator::create(uid, nranks, rank, &comm->comm, blockingConfig(comm->blocking));
-  if (st.code() == chorus::ErrorCode::kInProgress) {
-    *out = comm;  // nonblocking: the init runs on the communicator's thread, ncclCommGetAsyncError tells its end
-    return ncclInProgress;
-  }
-  if (!st.isOk()) {
-    delete comm;  // never handed out: nobody else can hold it
-    *out = nullptr;
-    return report(st.withContext("ncclCommInitRank"));
-  }
-  *out = comm;
-  return ncclSuccess;
-}
-
 // The shell of a communicator made from `parent` (split, shrink): its CUDA device, and its blocking mode from
 // `config` when one was given (read into `cfg`), else the parent's.
 ncclComm_t childShell(ncclComm_t parent, std::unique_ptr<chorus::Communicator> child, const ncclConfig_t* config,
@@ -245,8 +83,6 @@ void revoke(ncclComm_t comm) {
 }
 
 }  // namespace
-
-#define CHORUS_NCCL_ALIAS(name) decltype(p##name) name __attribute__((weak, alias("p" #name)));
 
 extern "C" {
 
@@ -413,11 +249,7 @@ const char* pncclGetErrorString(ncclResult_t result) {
   }
 }
 
-const char* pncclGetLastError(ncclComm_t) {
-  std::lock_guard<std::mutex> lock(gErrorMutex);
-  tLastErrorCopy = gLastError;
-  return tLastErrorCopy.c_str();
-}
+const char* pncclGetLastError(ncclComm_t) { return chorus::capi::lastError(); }
 
 void pncclResetDebugInit(void) {
   chorus::reloadSettings();
@@ -471,42 +303,6 @@ ncclResult_t pncclCommDeregister(const ncclComm_t comm, void*) try {
 }
 CHORUS_CATCH("ncclCommDeregister")
 
-ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) try {
-  CHORUS_ENTER_SHARED(comm, "ncclCommWindowRegister");
-  if (!win) return report(chorus::invalidArgument("ncclCommWindowRegister: win is NULL"));
-  *win = nullptr;
-  if (!buff && size > 0) return report(chorus::invalidArgument("ncclCommWindowRegister: buff is NULL"));
-  if (winFlags != NCCL_WIN_DEFAULT && winFlags != NCCL_WIN_COLL_SYMMETRIC) {
-    return report(chorus::invalidArgument("ncclCommWindowRegister: invalid winFlags " + std::to_string(winFlags)));
-  }
-  if (winFlags == NCCL_WIN_COLL_SYMMETRIC && reinterpret_cast<uintptr_t>(buff) % NCCL_WIN_REQUIRED_ALIGNMENT != 0) {
-    return report(chorus::invalidArgument("ncclCommWindowRegister: a symmetric window must start at a multiple of " +
-                                          std::to_string(NCCL_WIN_REQUIRED_ALIGNMENT) + " bytes"));
-  }
-  auto window = std::make_unique<ncclWindow_vidmem>();
-  window->base = buff;
-  window->size = size;
-  window->flags = winFlags;
-  std::lock_guard<std::mutex> lock(comm->mutex);
-  *win = window.get();
-  comm->windows.push_back(std::move(window));
-  return ncclSuccess;
-}
-CHORUS_CATCH("ncclCommWindowRegister")
-
-ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) try {
-  CHORUS_ENTER_SHARED(comm, "ncclCommWindowDeregister");
-  std::lock_guard<std::mutex> lock(comm->mutex);
-  for (auto it = comm->windows.begin(); it != comm->windows.end(); ++it) {
-    if (it->get() == win) {
-      comm->windows.erase(it);
-      return ncclSuccess;
-    }
-  }
-  return report(chorus::invalidArgument("ncclCommWindowDeregister: win was not registered on this comm"));
-}
-CHORUS_CATCH("ncclCommWindowDeregister")
-
 ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                        ncclScalarResidence_t residence, ncclComm_t comm) try {
   CHORUS_ENTER_SHARED(comm, "ncclRedOpCreatePreMulSum");
@@ -542,12 +338,6 @@ ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) try {
   return ncclSuccess;
 }
 CHORUS_CATCH("ncclRedOpDestroy")
-
-#define CHORUS_CHECK(expr)            \
-  do {                                \
-    ncclResult_t r_ = report(expr);   \
-    if (r_ != ncclSuccess) return r_; \
-  } while (0)
 
 ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                             ncclComm_t comm, cudaStream_t stream) try {
@@ -684,8 +474,6 @@ CHORUS_NCCL_ALIAS(ncclCommCuDevice)
 CHORUS_NCCL_ALIAS(ncclCommUserRank)
 CHORUS_NCCL_ALIAS(ncclCommRegister)
 CHORUS_NCCL_ALIAS(ncclCommDeregister)
-CHORUS_NCCL_ALIAS(ncclCommWindowRegister)
-CHORUS_NCCL_ALIAS(ncclCommWindowDeregister)
 CHORUS_NCCL_ALIAS(ncclRedOpCreatePreMulSum)
 CHORUS_NCCL_ALIAS(ncclRedOpDestroy)
 CHORUS_NCCL_ALIAS(ncclAllReduce)

@@ -23,8 +23,11 @@ struct ncclComm {
   std::unique_ptr<chorus::Communicator> comm;
   bool finalized = false;
   bool blocking = true;
-  std::atomic<bool> revoked{false};  // ncclCommRevoke returned: communication calls fail, shrink and destroy work
-  int cudaDevice = -1;               // the caller's CUDA device at init (ncclCommCuDevice), -1 without one
+  std::atomic<bool> revoked{false};    // ncclCommRevoke returned: communication calls fail, shrink and destroy work
+  std::atomic<bool> suspended{false};  // ncclCommSuspend returned and ncclCommResume not yet: calls fail
+  bool growIdOutstanding = false;      // ncclCommGetUniqueId made an id no ncclCommGrow has used yet
+  uint64_t suspendedBytes = 0;         // what ncclCommSuspend(NCCL_SUSPEND_MEM) released, until ncclCommResume
+  int cudaDevice = -1;                 // the caller's CUDA device at init (ncclCommCuDevice), -1 without one
 
   /// A PreMulSum op: the scalar, where it lives, and the datatype it was made for.
   struct PreMulOp {

@@ -181,6 +181,22 @@ void CommImpl::setDeterministic(bool on) {
   dispatcher_.setDeterministic(on);
 }
 
+CommImpl::MemoryUse CommImpl::memoryUse() {
+  worker_.drain();
+  std::lock_guard<std::mutex> lock(executionMutex_);
+  MemoryUse use;
+  use.releasable = dispatcher_.releasableBytes();
+  for (const auto& c : connections_)
+    if (c) use.persistent += c->bufferBytes();
+  return use;
+}
+
+void CommImpl::releaseBuffers() {
+  worker_.drain();
+  std::lock_guard<std::mutex> lock(executionMutex_);
+  dispatcher_.releaseBuffers();
+}
+
 Status CommImpl::prepare(std::span<const Operation> ops, engine::Execution** out) {
   if (recorder_.capacity() == 0) return bind(ops, out);  // recorder off (CHORUS_TRACE_ENTRIES=0): no clock reads
   const uint64_t started = observe::ticks();

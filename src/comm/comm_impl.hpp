@@ -83,6 +83,15 @@ class CommImpl final : public std::enable_shared_from_this<CommImpl>, public gpu
 
   /// Deterministic mode on or off (tuner::Selector::deterministic); the same on every rank.
   void setDeterministic(bool on);
+  /// The bytes of this rank's own buffers: those releaseBuffers() frees (scratch, cached plans) and those the
+  /// communicator keeps while it lives (its connections' FIFOs).
+  struct MemoryUse {
+    uint64_t releasable = 0;
+    uint64_t persistent = 0;
+  };
+  MemoryUse memoryUse();
+  /// Frees the releasable buffers once the calls in flight finished; calls made later make them again.
+  void releaseBuffers();
   TrafficCounters counters() const;
   /// The transports of this rank's connections to other ranks, sorted and joined by '+' ("shm", "loopback+tcp").
   std::string transportNames() const;

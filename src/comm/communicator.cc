@@ -10,6 +10,7 @@
 #include "gpu/placement.hpp"
 #include "gpu/runtime.hpp"
 #include "gpu/stream_calls.hpp"
+#include "tuner/call_selection.hpp"
 
 namespace chorus {
 
@@ -304,20 +305,33 @@ Status variableOperation(const CollArgs& a, int nranks, Operation* out) {
 Operation barrierOperation(CommImpl& impl) {
   return makeOp(CollType::kAllReduce, impl.barrierCell(), impl.barrierCell(), 1, DataType::kUint8, RedOp::max());
 }
+
+// The operation of `a`: its AlltoAllv counts copied, its algorithm selection interned.
+Status operationOf(const CollArgs& a, int nranks, Operation* out) {
+  if (a.coll == CollType::kAlltoAllv) {
+    CHORUS_TRY(variableOperation(a, nranks, out));
+  } else {
+    *out = makeOp(a.coll, a.send, a.recv, a.count, a.type, a.op, a.root);
+  }
+  if (a.algorithms && *a.algorithms) {
+    Status st = tuner::internSelection(a.algorithms, a.algorithmsRequired, &out->selection);
+    if (!st.isOk()) return st.withContext(algo::collName(a.coll));
+  }
+  return Status::ok();
+}
 }  // namespace
 
 Status Communicator::run(const CollArgs& a) {
-  if (a.coll != CollType::kAlltoAllv)
+  // The plain call, the most common, without a detour.
+  if (a.coll != CollType::kAlltoAllv && !a.algorithms)
     return runOperation(*impl_, makeOp(a.coll, a.send, a.recv, a.count, a.type, a.op, a.root));
   Operation op;
-  CHORUS_TRY(variableOperation(a, size(), &op));
+  CHORUS_TRY(operationOf(a, size(), &op));
   return runOperation(*impl_, std::move(op));
 }
 Request Communicator::submit(const CollArgs& a) {
-  if (a.coll != CollType::kAlltoAllv)
-    return submitOperation(*impl_, makeOp(a.coll, a.send, a.recv, a.count, a.type, a.op, a.root));
   Operation op;
-  Status st = variableOperation(a, size(), &op);
+  Status st = operationOf(a, size(), &op);
   return st.isOk() ? submitOperation(*impl_, std::move(op)) : finishedRequest(st);
 }
 Status Communicator::barrier() { return runOperation(*impl_, barrierOperation(*impl_)); }

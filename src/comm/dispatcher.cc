@@ -19,6 +19,18 @@ void Dispatcher::setDeterministic(bool on) {
   bound_.clear();
 }
 
+size_t Dispatcher::releasableBytes() const {
+  size_t bytes = scratch_.capacity();
+  for (const auto& [key, cached] : plans_) bytes += cached.plan.steps.capacity() * sizeof(algo::Step);
+  return bytes;
+}
+
+void Dispatcher::releaseBuffers() {
+  bound_.clear();  // its steps point into the scratch
+  plans_.clear();
+  std::vector<std::byte>().swap(scratch_);
+}
+
 std::byte* Dispatcher::scratch(size_t bytes) {
   if (scratch_.size() < bytes) {
     scratch_.clear();
@@ -28,11 +40,11 @@ std::byte* Dispatcher::scratch(size_t bytes) {
   return scratch_.data();
 }
 
-const Dispatcher::CachedPlan* Dispatcher::plan(const algo::CollShape& shape) {
-  auto key = std::make_tuple(static_cast<int>(shape.type), shape.count, shape.elemSize, shape.root);
+const Dispatcher::CachedPlan* Dispatcher::plan(const algo::CollShape& shape, const tuner::CallSelection* selection) {
+  auto key = std::make_tuple(static_cast<int>(shape.type), shape.count, shape.elemSize, shape.root, selection);
   auto it = plans_.find(key);
   if (it != plans_.end()) return &it->second;
-  const algo::Algorithm* a = tuner::choose(shape, setup_.selector);
+  const algo::Algorithm* a = tuner::choose(shape, setup_.selector, selection);
   if (!a) return nullptr;
   CachedPlan cached{a->generate(shape), {}};
   cached.choice.wire = algo::wireBytes(cached.plan, rank_);
@@ -49,10 +61,17 @@ Status Dispatcher::planOnPeerMemory(const Operation& op, size_t slotBytes, size_
   const bool reduces = op.type == algo::CollType::kAllReduce || op.type == algo::CollType::kReduceScatter ||
                        op.type == algo::CollType::kReduce;
   shape.peer = {slotBytes, oneShotBytes, inPlace(op, rank_, nranks_), reduces && op.op.kind == RedOpKind::kPreMulSum};
-  const algo::Algorithm* a = tuner::choose(shape, setup_.selector);
+  const algo::Algorithm* a = tuner::choose(shape, setup_.selector, op.selection);
+  if (!a && op.selection) return unselectable(op, shape);
   if (!a) return invalidUsage(std::string("no algorithm runs ") + algo::collName(op.type) + " over peer memory");
   *out = a->generatePeer(shape);
   return Status::ok();
+}
+
+Status Dispatcher::unselectable(const Operation& op, const algo::CollShape& shape) const {
+  return invalidArgument(
+      std::string(algo::collName(op.type)) + ": the call's algorithm selection '" + op.selection->text() +
+      "' allows none that can run it (these can: " + tuner::runnableNames(shape, setup_.selector) + ")");
 }
 
 namespace {
@@ -152,17 +171,18 @@ engine::Execution* Dispatcher::rebind(std::span<const Operation> ops) {
     const algo::Plan* chosen = nullptr;
     Choice choice;
     if (op.type == algo::CollType::kAlltoAllv) {
-      if (const algo::Algorithm* a = tuner::choose(shape, setup_.selector)) {
+      if (const algo::Algorithm* a = tuner::choose(shape, setup_.selector, op.selection)) {
         chosen = &uncached.emplace_back(a->generate(shape));
         choice.wire = algo::wireBytes(*chosen, rank_);
         choice.algorithm = a->name;
         choice.predictedMicros = static_cast<float>(tuner::predict(*a, shape, setup_.selector.costs));
         choice.metrics = metrics_->cell(static_cast<uint8_t>(op.type), a->name);
       }
-    } else if (const CachedPlan* cached = plan(shape)) {
+    } else if (const CachedPlan* cached = plan(shape, op.selection)) {
       chosen = &cached->plan;
       choice = cached->choice;
     }
+    if (!chosen && op.selection) return unselectable(op, shape);
     if (!chosen) return internalError(std::string("no algorithm for ") + algo::collName(op.type));
     lastAlgorithm_ = choice.algorithm;
     algorithmOfOp_.push_back(choice.algorithm);
@@ -207,7 +227,7 @@ engine::Execution* Dispatcher::rebind(std::span<const Operation> ops) {
     const Operation& op = ops[i];
     const Choice& c = (*choices)[i];
     bound_.push_back({op.type, op.send, op.recv, op.count, op.dtype, op.op.kind, op.root, c.payload, c.wire,
-                      bufferExtents(op, rank_, nranks_), c.algorithm, c.metrics});
+                      bufferExtents(op, rank_, nranks_), c.algorithm, c.metrics, op.selection});
   }
   *out = execution_.get();
   return Status::ok();

@@ -67,6 +67,11 @@ class Dispatcher {
   /// bind on the communicator's thread).
   Status planOnPeerMemory(const Operation& op, size_t slotBytes, size_t oneShotBytes, algo::peer::Plan* out) const;
 
+  /// The bytes of the buffers releaseBuffers() frees: the scratch area and the cached plans' steps.
+  size_t releasableBytes() const;
+  /// Frees the scratch area and the cached plans (the next calls make them again as they need them).
+  void releaseBuffers();
+
   /// The number of the call bound last (each bind counts one; the same on every rank).
   uint64_t sequence() const { return sequence_; }
   /// The algorithm operation `i` of the last call bound (of `operations`) runs, for the COLL log line.
@@ -89,8 +94,10 @@ class Dispatcher {
     algo::Plan plan;
     Choice choice;  // its payload left 0: that depends on the operation
   };
-  const CachedPlan* plan(const algo::CollShape& shape);
+  const CachedPlan* plan(const algo::CollShape& shape, const tuner::CallSelection* selection);
   std::byte* scratch(size_t bytes);
+  /// The error of a call whose required selection (Operation::selection) leaves it no algorithm.
+  Status unselectable(const Operation& op, const algo::CollShape& shape) const;
   /// Points bound operation `i`'s steps at `op`'s buffers when they changed, their first lines asked for.
   void pointAt(size_t i, const Operation& op);
   /// The step size from which an operation's steps write with streaming stores (each operation of a group judged on
@@ -112,7 +119,8 @@ class Dispatcher {
   std::vector<engine::BoundPlan> boundPlans_;
   std::vector<const char*> algorithmOfOp_;  // per operation of the last call bound (COLL log of groups)
   const char* lastAlgorithm_ = "";          // the algorithm of the last single call bound (COLL log)
-  std::map<std::tuple<int, size_t, size_t, int>, CachedPlan> plans_;  // (collective, count, element size, root)
+  /// (collective, count, element size, root, the call's selection)
+  std::map<std::tuple<int, size_t, size_t, int, const tuner::CallSelection*>, CachedPlan> plans_;
   /// An operation execution_ holds bound: a call (a single one or a group) made of the same operations again runs by
   /// a rewind, on any buffers (its steps pointed at them).
   struct BoundOperation {
@@ -127,9 +135,11 @@ class Dispatcher {
     BufferExtents extents;
     const char* algorithm;
     observe::MetricsTable::Cell* metrics;
+    const tuner::CallSelection* selection;
     /// The same call but perhaps on other buffers.
     bool sameCall(const Operation& o) const {
-      return o.type == type && o.count == count && o.dtype == dtype && o.op.kind == op && o.root == root;
+      return o.type == type && o.count == count && o.dtype == dtype && o.op.kind == op && o.root == root &&
+             o.selection == selection;
     }
   };
   std::vector<BoundOperation> bound_;  // empty: nothing to rewind

@@ -21,6 +21,7 @@ Status copyMemory(void*, const void*, size_t) { return noCuda(); }
 Status createStream(void**) { return noCuda(); }
 void destroyStream(void*) {}
 Status synchronizeStream(void*) { return Status::ok(); }
+Status recordEvent(void*, void*) { return noCuda(); }
 Status waitForEvent(void*, const std::atomic<bool>*, const std::string&) { return noCuda(); }
 Status loadKernels() { return noCuda(); }
 Status cudaError(int code, const std::string& what) {

@@ -30,6 +30,8 @@ Status createStream(void** out);
 void destroyStream(void* stream);
 /// Waits until everything enqueued on `stream` (a cudaStream_t) ran.
 Status synchronizeStream(void* stream);
+/// Records `event` (a cudaEvent_t) on `stream` (a cudaStream_t, null: the legacy default stream).
+Status recordEvent(void* event, void* stream);
 /// Waits until the stream has run everything before `event` (a cudaEvent_t): a spin of some milliseconds, then sleeps
 /// of 20 µs, until CHORUS_TIMEOUT or, with `aborted` set, an abort. `what` names what the event marks in the errors
 /// ("the call").

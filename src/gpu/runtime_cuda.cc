@@ -84,6 +84,11 @@ Status synchronizeStream(void* stream) {
   return e == cudaSuccess ? Status::ok() : cudaError(e, "cudaStreamSynchronize");
 }
 
+Status recordEvent(void* event, void* stream) {
+  cudaError_t e = cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream));
+  return e == cudaSuccess ? Status::ok() : cudaError(e, "cudaEventRecord");
+}
+
 // A spin first: the event has mostly been reached already, and each poll is a fraction of a microsecond.
 Status waitForEvent(void* event, const std::atomic<bool>* aborted, const std::string& what) {
   CancelScope cancel(aborted);

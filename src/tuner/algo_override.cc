@@ -115,6 +115,19 @@ Status parseAlgoRules(const std::string& text, std::vector<AlgoRule>* rules) {
   return Status::ok();
 }
 
+const char* ncclTreeAlgorithm(algo::CollType type) {
+  switch (type) {
+    case algo::CollType::kAllReduce:
+      return "tree";
+    case algo::CollType::kReduceScatter:
+      return "rec_halving";
+    case algo::CollType::kAllGather:
+      return "rec_doubling";
+    default:
+      return "binomial";
+  }
+}
+
 std::string fromNcclAlgo(const std::string& ncclAlgo) {
   // NCCL's names for what chorus has: the ring family, and trees (the log-depth algorithms here).
   auto translate = [](const std::string& name, const std::string& coll) {
@@ -122,21 +135,8 @@ std::string fromNcclAlgo(const std::string& ncclAlgo) {
     const std::string prefix = coll.empty() ? "" : coll + ":";
     if (n == "ring") return prefix + "ring";
     if (n == "tree") {
-      if (!coll.empty()) {
-        algo::CollType type;
-        if (collectiveByName(coll, &type)) {
-          switch (type) {
-            case algo::CollType::kAllReduce:
-              return prefix + "tree";
-            case algo::CollType::kReduceScatter:
-              return prefix + "rec_halving";
-            case algo::CollType::kAllGather:
-              return prefix + "rec_doubling";
-            default:
-              return prefix + "binomial";
-          }
-        }
-      }
+      algo::CollType type;
+      if (!coll.empty() && collectiveByName(coll, &type)) return prefix + ncclTreeAlgorithm(type);
       return std::string("tree,rec_doubling,rec_halving,binomial");
     }
     return std::string();  // CollNet, NVLS, PAT: nothing here runs them

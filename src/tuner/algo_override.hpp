@@ -40,6 +40,9 @@ algo::CollShape shapeOfOperation(algo::CollType type, size_t bytes, int nranks, 
 /// Parses CHORUS_ALGO's grammar; the error names the entry that is wrong.
 Status parseAlgoRules(const std::string& text, std::vector<AlgoRule>* rules);
 
+/// The algorithm chorus runs where NCCL would run its tree (the log-depth one of the collective).
+const char* ncclTreeAlgorithm(algo::CollType type);
+
 /// NCCL_ALGO's values in CHORUS_ALGO's grammar ("Ring,Tree", "^Ring", "allreduce:tree;broadcast:ring").
 std::string fromNcclAlgo(const std::string& ncclAlgo);
 

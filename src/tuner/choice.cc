@@ -48,8 +48,45 @@ bool allowed(const algo::Algorithm& a, const algo::CollShape& shape, const Selec
   return !selector.deterministic || !reduces(shape.type) || a.rankOrder;
 }
 
-const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& selector) {
+namespace {
+
+// The fastest of `candidates` by the model; preference, then name, decide among the near-fastest: never the
+// registration order, which could differ.
+const algo::Algorithm* fastest(const std::vector<std::pair<double, const algo::Algorithm*>>& candidates) {
+  if (candidates.empty()) return nullptr;
+  double quickest = std::numeric_limits<double>::infinity();
+  for (const auto& [t, a] : candidates) quickest = std::min(quickest, t);
+  const algo::Algorithm* best = nullptr;
+  for (const auto& [t, a] : candidates) {
+    if (!(t <= quickest * kTie) && std::isfinite(quickest)) continue;
+    if (!best || preference(a->name) < preference(best->name) ||
+        (preference(a->name) == preference(best->name) && std::string(a->name) < best->name)) {
+      best = a;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::string runnableNames(const algo::CollShape& shape, const Selector& selector) {
+  std::string names;
+  for (const algo::Algorithm& a : algo::algorithms()) {
+    if (allowed(a, shape, selector)) names += (names.empty() ? "" : ", ") + std::string(a.name);
+  }
+  return names;
+}
+
+const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& selector, const CallSelection* selection) {
   const std::vector<algo::Algorithm>& all = algo::algorithms();
+  if (selection) {
+    std::vector<std::pair<double, const algo::Algorithm*>> selected;
+    for (const algo::Algorithm& a : all) {
+      if (allowed(a, shape, selector) && selection->has(a))
+        selected.emplace_back(predict(a, shape, selector.costs), &a);
+    }
+    if (!selected.empty() || selection->required()) return fastest(selected);
+  }
   auto excluded = [&](const algo::Algorithm& a) {
     for (const std::vector<AlgoRule>* rules : {&selector.rules, &selector.measured}) {
       for (const AlgoRule& rule : *rules) {
@@ -75,19 +112,7 @@ const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& sele
   for (const algo::Algorithm& a : all) {
     if (allowed(a, shape, selector) && !excluded(a)) candidates.emplace_back(predict(a, shape, selector.costs), &a);
   }
-  if (candidates.empty()) return nullptr;
-  double fastest = std::numeric_limits<double>::infinity();
-  for (const auto& [t, a] : candidates) fastest = std::min(fastest, t);
-  // Preference, then name, decide among the near-fastest: never the registration order, which could differ.
-  const algo::Algorithm* best = nullptr;
-  for (const auto& [t, a] : candidates) {
-    if (!(t <= fastest * kTie) && std::isfinite(fastest)) continue;
-    if (!best || preference(a->name) < preference(best->name) ||
-        (preference(a->name) == preference(best->name) && std::string(a->name) < best->name)) {
-      best = a;
-    }
-  }
-  return best;
+  return fastest(candidates);
 }
 
 }  // namespace chorus::tuner

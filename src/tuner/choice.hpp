@@ -8,6 +8,7 @@
 #include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
 #include "tuner/algo_override.hpp"
+#include "tuner/call_selection.hpp"
 
 namespace chorus::tuner {
 
@@ -33,7 +34,14 @@ double predict(const algo::Algorithm& a, const algo::CollShape& shape, const alg
 /// Whether `selector` lets `a` run `shape` at all (it applies to the shape, and deterministic mode allows it).
 bool allowed(const algo::Algorithm& a, const algo::CollShape& shape, const Selector& selector);
 
-/// The algorithm for `shape`; null when the collective has none that can run it.
-const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& selector);
+/// The algorithm for `shape`; null when the collective has none that can run it. With a call's own `selection`:
+/// the fastest of the algorithms it allows, in place of the rules and measured choices; when it allows none that
+/// can run the shape, null if it is required, else the choice without it.
+const algo::Algorithm* choose(const algo::CollShape& shape, const Selector& selector,
+                              const CallSelection* selection = nullptr);
+
+/// The names of the algorithms that could run `shape` (allowed()), comma-separated: for an error that says what
+/// a selection might name.
+std::string runnableNames(const algo::CollShape& shape, const Selector& selector);
 
 }  // namespace chorus::tuner
