@@ -101,7 +101,7 @@ TEST_F(Capi228, WindowsRegisterAndDeregister) {
   EXPECT_EQ(
       ncclCommWindowRegister(comms_[0], static_cast<char*>(aligned) + 8, 64, &misaligned, NCCL_WIN_COLL_SYMMETRIC),
       ncclInvalidArgument);
-  EXPECT_EQ(ncclCommWindowRegister(comms_[0], aligned, 64, &misaligned, 5), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommWindowRegister(comms_[0], aligned, 64, &misaligned, 0x100), ncclInvalidArgument);  // no such flag
   EXPECT_EQ(misaligned, nullptr);
   EXPECT_EQ(ncclCommWindowDeregister(comms_[1], win), ncclInvalidArgument);  // another communicator's
   EXPECT_EQ(ncclCommWindowDeregister(comms_[0], win), ncclSuccess);
