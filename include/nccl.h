@@ -243,10 +243,10 @@ typedef enum {
 
 /** One signal ncclWaitSignal waits for: opCnt signals from peer at sigIdx of context ctx. */
 typedef struct {
-  int opCnt;
-  int peer;
-  int sigIdx;
-  int ctx;
+  int opCnt;  /**< how many signals to wait for */
+  int peer;   /**< the rank that signals */
+  int sigIdx; /**< the signal's index */
+  int ctx;    /**< the signal's context */
 } ncclWaitSignalDesc_t;
 
 /** A parameter bound by ncclParamBind. */
@@ -473,39 +473,47 @@ ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncc
 ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                           ncclComm_t comm, cudaStream_t stream);
 
-/** The collectives above with the options of one call (ncclCollConfig_t; NULL: none). */
+/** ncclAllReduce with the options of one call (ncclCollConfig_t; NULL: none); the other collectives' Config forms
+ * below take it the same way. */
 ncclResult_t ncclAllReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                  ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
 ncclResult_t pncclAllReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                   ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+/** ncclBroadcast with the options of one call (config may be NULL). */
 ncclResult_t ncclBroadcastConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                                  ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
 ncclResult_t pncclBroadcastConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                                   ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+/** ncclReduce with the options of one call (config may be NULL). */
 ncclResult_t ncclReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                               ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream,
                               const ncclCollConfig_t* config);
 ncclResult_t pncclReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream,
                                const ncclCollConfig_t* config);
+/** ncclAllGather with the options of one call (config may be NULL). */
 ncclResult_t ncclAllGatherConfig(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                                  ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
 ncclResult_t pncclAllGatherConfig(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                                   ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+/** ncclReduceScatter with the options of one call (config may be NULL). */
 ncclResult_t ncclReduceScatterConfig(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                      ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
                                      const ncclCollConfig_t* config);
 ncclResult_t pncclReduceScatterConfig(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                       ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
                                       const ncclCollConfig_t* config);
+/** ncclAlltoAll with the options of one call (config may be NULL). */
 ncclResult_t ncclAlltoAllConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                 ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
 ncclResult_t pncclAlltoAllConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                  ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+/** ncclGather with the options of one call (config may be NULL). */
 ncclResult_t ncclGatherConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                               ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
 ncclResult_t pncclGatherConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                                ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
+/** ncclScatter with the options of one call (config may be NULL). */
 ncclResult_t ncclScatterConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                                ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
 ncclResult_t pncclScatterConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
@@ -552,20 +560,28 @@ ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
  * call of these functions. */
 ncclResult_t ncclParamBind(ncclParamHandle_t* out, const char* key);
 ncclResult_t pncclParamBind(ncclParamHandle_t* out, const char* key);
+/** The value as int8_t. */
 ncclResult_t ncclParamGetI8(ncclParamHandle_t handle, int8_t* out);
 ncclResult_t pncclParamGetI8(ncclParamHandle_t handle, int8_t* out);
+/** The value as int16_t. */
 ncclResult_t ncclParamGetI16(ncclParamHandle_t handle, int16_t* out);
 ncclResult_t pncclParamGetI16(ncclParamHandle_t handle, int16_t* out);
+/** The value as int32_t. */
 ncclResult_t ncclParamGetI32(ncclParamHandle_t handle, int32_t* out);
 ncclResult_t pncclParamGetI32(ncclParamHandle_t handle, int32_t* out);
+/** The value as int64_t. */
 ncclResult_t ncclParamGetI64(ncclParamHandle_t handle, int64_t* out);
 ncclResult_t pncclParamGetI64(ncclParamHandle_t handle, int64_t* out);
+/** The value as uint8_t. */
 ncclResult_t ncclParamGetU8(ncclParamHandle_t handle, uint8_t* out);
 ncclResult_t pncclParamGetU8(ncclParamHandle_t handle, uint8_t* out);
+/** The value as uint16_t. */
 ncclResult_t ncclParamGetU16(ncclParamHandle_t handle, uint16_t* out);
 ncclResult_t pncclParamGetU16(ncclParamHandle_t handle, uint16_t* out);
+/** The value as uint32_t. */
 ncclResult_t ncclParamGetU32(ncclParamHandle_t handle, uint32_t* out);
 ncclResult_t pncclParamGetU32(ncclParamHandle_t handle, uint32_t* out);
+/** The value as uint64_t. */
 ncclResult_t ncclParamGetU64(ncclParamHandle_t handle, uint64_t* out);
 ncclResult_t pncclParamGetU64(ncclParamHandle_t handle, uint64_t* out);
 /** The value as text. */
