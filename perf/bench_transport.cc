@@ -20,6 +20,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "core/settings.hpp"
 #include "transports/peer_mesh.hpp"
+#include "transports/settings.hpp"
 
 namespace {
 
@@ -143,8 +144,8 @@ class Hop {
     std::unique_ptr<chorus::bootstrap::Bootstrap> bs;
     check(chorus::bootstrap::Bootstrap::join(id, 2, rank, &bs), "bootstrap");
     chorus::Settings forced = chorus::settings();
-    forced.transport = transport;
-    forced.directThreshold = 0;  // the stream alone
+    forced.set(chorus::transport::kTransport, transport);
+    forced.set(chorus::transport::kDirectThreshold, int64_t{0});  // the stream alone
     chorus::transport::PeerMesh mesh;
     check(chorus::transport::connectPeerMesh(*bs, rank, 2, forced, &mesh), "connect");
     check(bs->barrier("connected"), "barrier");

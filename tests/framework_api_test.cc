@@ -10,6 +10,7 @@
 #include <mutex>
 #include <numeric>
 #include <thread>
+#include <tuple>
 
 #include "chorus/communicator.hpp"
 #include "chorus/store.hpp"
@@ -388,6 +389,54 @@ TEST(CommunicatorSettings, AlgorithmRulesApplyToThisCommunicatorAndItsSplits) {
         std::string(algorithm).find("one_shot") != std::string::npos ? (n - 1) * bytes : 2 * (n - 1) * bytes / n;
     EXPECT_EQ(wire[0], expected) << algorithm;
     EXPECT_EQ(childWire[0], expected) << algorithm << " (split)";
+  }
+}
+
+// CommConfig::settings gives one communicator (and its splits) its own values: two communicators of one process,
+// each with its own CHORUS_ALGO, run different algorithms; the wire bytes tell which ran.
+TEST(CommunicatorSettings, SettingsOverrideTheEnvironmentForOneCommunicator) {
+  constexpr int n = 3;
+  constexpr size_t count = 3 * 1024;
+  CommConfig oneShot, ring;
+  oneShot.settings = {{"CHORUS_ALGO", "allreduce:one_shot"}, {"CHORUS_SPIN", "64"}};
+  ring.settings = {{"CHORUS_ALGO", "allreduce:ring"}};
+  auto first = commsWith(n, oneShot);
+  auto second = commsWith(n, ring);
+  std::vector<uint64_t> wire(n), childWire(n), ringWire(n);
+  expectAllPassed(onThreads(n, [&](int r) -> std::string {
+    std::vector<float> data(count, 1.0f);
+    if (Status st = first[r]->allReduce(data.data(), data.data(), count, DataType::kFloat32, RedOp::sum()); !st.isOk())
+      return failed("allReduce", st);
+    wire[r] = first[r]->counters().allReduce.wireBytes;
+    if (Status st = second[r]->allReduce(data.data(), data.data(), count, DataType::kFloat32, RedOp::sum()); !st.isOk())
+      return failed("ring allReduce", st);
+    ringWire[r] = second[r]->counters().allReduce.wireBytes;
+    std::unique_ptr<Communicator> child;
+    if (Status st = first[r]->split(0, r, &child); !st.isOk()) return failed("split", st);
+    if (Status st = child->allReduce(data.data(), data.data(), count, DataType::kFloat32, RedOp::sum()); !st.isOk())
+      return failed("child allReduce", st);
+    childWire[r] = child->counters().allReduce.wireBytes;
+    return "";
+  }));
+  const uint64_t bytes = count * sizeof(float);
+  EXPECT_EQ(wire[0], (n - 1) * bytes);
+  EXPECT_EQ(childWire[0], (n - 1) * bytes) << "the split inherits the settings";
+  EXPECT_EQ(ringWire[0], 2 * (n - 1) * bytes / n);
+}
+
+TEST(CommunicatorSettings, InvalidSettingsAreRejectedByName) {
+  for (const auto& [name, value, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"CHORUS_NOT_A_SETTING", "1", "'CHORUS_NOT_A_SETTING' is not a setting"},
+           {"CHORUS_COMM_ID", "host:1", "CHORUS_COMM_ID is read once for the whole process"},
+           {"CHORUS_SHM_BUFFER", "lots", "CHORUS_SHM_BUFFER='lots' is invalid"}}) {
+    UniqueId id;
+    ASSERT_TRUE(UniqueId::create(&id).isOk());
+    CommConfig config;
+    config.settings = {{name, value}};
+    std::unique_ptr<Communicator> comm;
+    Status st = Communicator::create(id, 1, 0, &comm, config);
+    EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << name;
+    EXPECT_NE(st.message().find("CommConfig.settings: " + expected), std::string::npos) << st.message();
   }
 }
 

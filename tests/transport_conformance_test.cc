@@ -15,9 +15,11 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/id_handoff.hpp"
+#include "core/deadline.hpp"
 #include "core/settings.hpp"
 #include "transports/peer_mesh.hpp"
 #include "transports/registry.hpp"
+#include "transports/settings.hpp"
 
 namespace chorus::testing {
 namespace {
@@ -31,12 +33,16 @@ using Clock = std::chrono::steady_clock;
 
 // The smallest FIFOs the transports take (64 KiB): every transfer below wraps around many times.
 Settings forcing(const std::string& name) {
-  Settings s = settings();
-  s.transport = name;
-  s.loopbackBufferBytes = s.shmBufferBytes = s.tcpBufferBytes = 64 << 10;
-  s.directThreshold = 1;
-  s.shmCma = true;
-  s.timeoutSeconds = 30;
+  std::string error;
+  Settings s = settings().withOverrides({{"CHORUS_TRANSPORT", name},
+                                         {"CHORUS_LOOPBACK_BUFFER", "64K"},
+                                         {"CHORUS_SHM_BUFFER", "64K"},
+                                         {"CHORUS_TCP_BUFFER", "64K"},
+                                         {"CHORUS_DIRECT_THRESHOLD", "1"},
+                                         {"CHORUS_SHM_CMA", "1"}},
+                                        &error);
+  EXPECT_EQ(error, "");
+  s.set(kTimeout, 30.0);
   return s;
 }
 
@@ -462,14 +468,14 @@ TEST(TransportRegistry, ForcedTransportsAreChecked) {
 // CHORUS_DIRECT_THRESHOLD unset leaves direct transfers on, from the transport's own threshold; 0 turns them off.
 TEST(TransportRegistry, DirectTransfersFollowTheThresholdSetting) {
   Settings s = forcing("tcp");
-  s.directThreshold = -1;  // unset
+  s.set(transport::kDirectThreshold, int64_t{-1});  // unset
   std::vector<transport::PeerMesh> meshes;
   connectThreads(2, s, &meshes);
   if (HasFatalFailure()) return;
   DirectTransfers* direct = meshes[0].connections[1]->directTransfers();
   ASSERT_NE(direct, nullptr);
   EXPECT_EQ(direct->threshold(), size_t{256} << 10);
-  s.directThreshold = 0;
+  s.set(transport::kDirectThreshold, int64_t{0});
   connectThreads(2, s, &meshes);
   if (HasFatalFailure()) return;
   EXPECT_EQ(meshes[0].connections[1]->directTransfers(), nullptr);

@@ -11,6 +11,7 @@
 #include "algorithms/plan.hpp"
 #include "bootstrap/host_id.hpp"
 #include "core/settings.hpp"
+#include "gpu/settings.hpp"
 #include "nccl.h"
 #include "tools/version_flag.hpp"
 #include "topology/hwloc_import.hpp"
@@ -18,6 +19,7 @@
 #include "transports/registry.hpp"
 #include "tuner/choice.hpp"
 #include "tuner/costs.hpp"
+#include "tuner/settings.hpp"
 
 using namespace chorus;
 
@@ -54,13 +56,15 @@ std::string sizeText(size_t bytes) {
 void printSettings() {
   printf("chorus %s (NCCL API %s)\n\n", chorus::version(), chorus::ncclApiVersion());
   if (std::string bad = settingsError(); !bad.empty()) printf("INVALID SETTING: %s\n\n", bad.c_str());
-  printf("Settings (environment; the NCCL name is honoured too where given):\n");
+  printf(
+      "Settings (environment; the NCCL name is honoured too where given; [c]: CommConfig::settings may set it per "
+      "communicator):\n");
   for (const auto& s : settingDocs()) {
     const std::string value = rawSettingValue(s);
     std::string names = s.name;
     if (*s.alias) names += " (" + std::string(s.alias) + ")";
-    printf("  %-40s = %-10s default %-8s %s\n", names.c_str(), value.c_str(), *s.defaultValue ? s.defaultValue : "-",
-           s.doc);
+    printf("  %-40s = %-10s default %-8s %s%s\n", names.c_str(), value.c_str(), *s.defaultValue ? s.defaultValue : "-",
+           s.scope == SettingScope::kCommunicator ? "[c] " : "", s.doc);
   }
   printf(
       "\nTransports (most preferred first: each peer gets the first that reaches it; CHORUS_TRANSPORT forces one):\n");
@@ -93,10 +97,10 @@ void printSettingsMarkdown() {
     if (*text) quoted.append(1, '`').append(text).append(1, '`');
     return quoted;
   };
-  printf("| variable | NCCL name | default | meaning |\n|---|---|---|---|\n");
+  printf("| variable | NCCL name | default | meaning | per communicator |\n|---|---|---|---|---|\n");
   for (const auto& s : settingDocs())
-    printf("| %s | %s | %s | %s |\n", code(s.name).c_str(), code(s.alias).c_str(), cell(s.defaultValue).c_str(),
-           cell(s.doc).c_str());
+    printf("| %s | %s | %s | %s | %s |\n", code(s.name).c_str(), code(s.alias).c_str(), cell(s.defaultValue).c_str(),
+           cell(s.doc).c_str(), s.scope == SettingScope::kCommunicator ? "yes" : "");
 }
 
 }  // namespace
@@ -106,7 +110,7 @@ int main(int argc, char** argv) {
   int ranks = 2, hosts = 1;
   bool all = false;
   std::vector<size_t> csvSizes;
-  std::string topo, tuning = settings().tuningFile;
+  std::string topo, tuning = settings()[tuner::kTuningFile];
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -185,7 +189,7 @@ int main(int argc, char** argv) {
     selector.costs = tuner::costInputs(costs, topology::oversubscribed(system, perHost));
     selector.measured = tuner::measuredRules(costs, ranks, hosts);
   }
-  if (st.isOk()) st = tuner::rulesFromSettings(&selector.rules);
+  if (st.isOk()) st = tuner::rulesFromSettings(settings(), &selector.rules);
   if (!st.isOk()) {
     fprintf(stderr, "chorus-info: %s\n", st.message().c_str());
     return 1;
@@ -246,8 +250,8 @@ int main(int argc, char** argv) {
   printTable({std::begin(kTable), std::end(kTable)}, shapeOf);
   if (hosts > 1) return 0;
   // Device buffers of ranks of one host run over each other's memory (algorithms/peer_plan.hpp).
-  const size_t slot = static_cast<size_t>(settings().gpuSlotBytes);
-  const size_t oneShot = static_cast<size_t>(settings().gpuOneShotBytes);
+  const size_t slot = static_cast<size_t>(settings()[gpu::kSlot]);
+  const size_t oneShot = static_cast<size_t>(settings()[gpu::kOneShot]);
   printf(
       "\nOn device memory (the GPUs of one host, over each other's memory): slots of %s, one-shot AllReduce up "
       "to %s; a barrier %.3g us, %.3g GB/s moved\n",

@@ -8,22 +8,22 @@
 #include "bootstrap/host_id.hpp"
 #include "core/cpu_set.hpp"
 #include "core/log.hpp"
-#include "core/settings.hpp"
 #include "transports/fifo_connection.hpp"
 #include "transports/peer_info.hpp"
 #include "transports/registry.hpp"
+#include "transports/settings.hpp"
 
 namespace chorus::transport {
 namespace {
 
 // A connection from a rank to itself (send/recv to self): one FIFO that is both ends.
 std::unique_ptr<Connection> selfConnection(int rank, const Settings& settings) {
-  const size_t fifoBytes = fifoBytesFor(settings.loopbackBufferBytes, 2);
+  const size_t fifoBytes = fifoBytesFor(settings[kLoopbackBuffer], 2);
   std::shared_ptr<void> memory(Fifo::allocate(Fifo::bytesFor(fifoBytes)), free);
   Fifo fifo(memory.get(), fifoBytes, true);
   return std::make_unique<FifoConnection>(
       memory, fifo, fifo, rank, 0, "self",
-      settings.directTransfersOn() ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone);
+      directTransfersOn(settings) ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone);
 }
 
 // Whether `kind` joins `mine` and `peer`: both opened it, and it reaches (the same answer from either side).
@@ -68,7 +68,7 @@ Status chooseTransport(const std::vector<const TransportKind*>& opened, const Pe
 }  // namespace
 
 Status connectPeerMesh(bootstrap::Bootstrap& bootstrap, int rank, int nranks, const Settings& settings, PeerMesh* out) {
-  const std::string& forced = settings.transport;
+  const std::string& forced = settings[kTransport];
   if (!forced.empty() && !findTransportKind(forced))
     return invalidArgument("CHORUS_TRANSPORT='" + forced + "' is not one of " + transportNameList());
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,11 @@ struct CommConfig {
   double heartbeatTimeoutSeconds = 0;
   /// Algorithm rules, in CHORUS_ALGO's syntax ("allreduce:ring;allgather:direct"); empty: CHORUS_ALGO or NCCL_ALGO.
   std::string algorithm;
+  /// Settings of this communicator in place of the environment's: a setting's name (or its NCCL alias) to a value in
+  /// its syntax, as {"CHORUS_TCP_BUFFER", "1M"}. Any setting a communicator reads may be given (chorus-info and the
+  /// environment-variable page mark them); create() fails naming an unknown setting, a process-wide one or an
+  /// invalid value. Splits and shrinks inherit them.
+  std::map<std::string, std::string> settings;
 };
 
 /// One rank's handle on a group of ranks that run collectives together: made collectively (create(),

@@ -5,12 +5,12 @@
 #include <fstream>
 #include <random>
 
-#include "core/settings.hpp"
+#include "bootstrap/settings.hpp"
 
 namespace chorus::bootstrap {
 
 std::string hostId() {
-  if (!settings().hostId.empty()) return settings().hostId;
+  if (!settings()[kHostId].empty()) return settings()[kHostId];
   return machineId();
 }
 

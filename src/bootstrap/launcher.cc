@@ -7,8 +7,8 @@
 #include <fstream>
 #include <thread>
 
+#include "bootstrap/settings.hpp"
 #include "core/deadline.hpp"
-#include "core/settings.hpp"
 
 namespace chorus::bootstrap {
 namespace {
@@ -58,7 +58,7 @@ bool detectLauncher(LaunchInfo* info) {
 }
 
 Status launchUniqueId(const LaunchInfo& info, UniqueId* id) {
-  if (!settings().commId.empty()) return UniqueId::fromAddress(settings().commId, id);
+  if (!settings()[kCommId].empty()) return UniqueId::fromAddress(settings()[kCommId], id);
   if (info.launcher == "torchrun" && !env("MASTER_ADDR").empty() && !env("MASTER_PORT").empty()) {
     int port = atoi(env("MASTER_PORT").c_str()) + 1;
     return UniqueId::fromAddress(env("MASTER_ADDR") + ":" + std::to_string(port), id);
@@ -92,7 +92,7 @@ Status launchUniqueId(const LaunchInfo& info, UniqueId* id) {
 }
 
 void removeRendezvousFile(const LaunchInfo& info) {
-  if (info.rank == 0 && !info.jobId.empty() && settings().commId.empty()) unlink(rendezvousPath(info).c_str());
+  if (info.rank == 0 && !info.jobId.empty() && settings()[kCommId].empty()) unlink(rendezvousPath(info).c_str());
 }
 
 }  // namespace chorus::bootstrap

@@ -16,7 +16,7 @@
 #include <cstring>
 #include <thread>
 
-#include "core/settings.hpp"
+#include "bootstrap/settings.hpp"
 
 namespace chorus::net {
 
@@ -48,7 +48,7 @@ Status Endpoint::parse(const std::string& hostPort, Endpoint* out) {
 }
 
 uint32_t localAddress() {
-  const std::string& forced = settings().socketIfAddr;
+  const std::string& forced = settings()[bootstrap::kSocketAddr];
   if (!forced.empty()) {
     in_addr a{};
     if (inet_pton(AF_INET, forced.c_str(), &a) == 1) return a.s_addr;

@@ -20,8 +20,8 @@
 
 #include "bootstrap/root_threads.hpp"
 #include "bootstrap/store.hpp"
+#include "core/deadline.hpp"
 #include "core/log.hpp"
-#include "core/settings.hpp"
 
 namespace chorus::bootstrap {
 namespace {
@@ -99,7 +99,7 @@ class StoreServer {
   }
   Clock::time_point lingerEnd() const {
     return lastMember_ +
-           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(settings().timeoutSeconds));
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(settings()[kTimeout]));
   }
 
   int pollTimeoutMs() const {

@@ -4,10 +4,10 @@
 #include <random>
 
 #include "bootstrap/id_layout.hpp"
+#include "bootstrap/settings.hpp"
 #include "bootstrap/socket.hpp"
 #include "bootstrap/store.hpp"
 #include "core/log.hpp"
-#include "core/settings.hpp"
 
 namespace chorus {
 
@@ -18,7 +18,7 @@ namespace {
 // The secret of an id built from an address: every rank must derive the same one. CHORUS_COMM_SECRET makes it the
 // job's own; without it, it is a constant anyone can know (as in NCCL), which the first use says once.
 uint64_t addressSecret() {
-  const std::string& secret = settings().commSecret;
+  const std::string& secret = settings()[bootstrap::kCommSecret];
   if (secret.empty()) {
     static std::once_flag warned;
     std::call_once(warned, [] {

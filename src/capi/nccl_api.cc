@@ -6,13 +6,14 @@
 #include <string>
 
 #include "bootstrap/id_layout.hpp"
+#include "bootstrap/settings.hpp"
 #include "capi/api_support.hpp"
 #include "capi/nccl_comm.hpp"
 #include "chorus/stream.hpp"
 #include "chorus/version.hpp"
 #include "comm/comm_access.hpp"
+#include "core/deadline.hpp"
 #include "core/log.hpp"
-#include "core/settings.hpp"
 #include "core/shareable_memory.hpp"
 #include "gpu/runtime.hpp"
 #include "kernels/element_value.hpp"
@@ -52,7 +53,7 @@ ncclResult_t release(ncclComm_t comm, bool abort, const char* fn) {
   retire(comm);
   comm->gate.close();
   if (abort && comm->comm) comm->comm->abort();  // returns once the calls inside the communicator have left it
-  if (!comm->gate.waitUntilEmpty(chorus::settings().timeoutSeconds)) {
+  if (!comm->gate.waitUntilEmpty(chorus::settings()[chorus::kTimeout])) {
     // Never free what a thread still uses: the communicator is left behind instead.
     (void)comm->comm.release();
     return report(chorus::internalError(std::string(fn) + ": a call on another thread did not leave the communicator"));
@@ -122,7 +123,7 @@ const char* chorusGetVersion(void) { return chorus::version(); }
 ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) try {
   if (!uniqueId) return report(chorus::invalidArgument("ncclGetUniqueId: uniqueId is NULL"));
   chorus::UniqueId id;
-  const std::string& fixed = chorus::settings().commId;
+  const std::string& fixed = chorus::settings()[chorus::bootstrap::kCommId];
   Status st = fixed.empty() ? chorus::UniqueId::create(&id) : chorus::UniqueId::fromAddress(fixed, &id);
   if (!st.isOk()) return report(st.withContext("ncclGetUniqueId"));
   memcpy(uniqueId->internal, id.bytes.data(), sizeof(uniqueId->internal));

@@ -14,10 +14,10 @@
 #include "comm/agreement.hpp"
 #include "core/deadline.hpp"
 #include "core/log.hpp"
-#include "core/settings.hpp"
 #include "gpu/runtime.hpp"
 #include "observe/clock.hpp"
 #include "observe/dump_on_signal.hpp"
+#include "observe/settings.hpp"
 
 namespace chorus {
 namespace {
@@ -33,14 +33,16 @@ CommImpl::CommImpl(int rank, int nranks, const CommConfig& config)
       nranks_(nranks),
       blocking_(config.blocking),
       config_(config),
+      settings_(chorus::settings().withOverrides(config.settings, &settingsError_)),
       dispatcher_(rank, nranks, &metrics_, [this] { return makeExecution(); }),
-      recorder_(static_cast<size_t>(settings().traceEntries)) {}
+      recorder_(static_cast<size_t>(settings_[observe::kTraceEntries])) {}
 
 std::unique_ptr<engine::Execution> CommImpl::makeExecution() {
   engine::ExecutionSettings settings;
   settings.pieces = {machineLoad_.ranksShareCores()};
   settings.timeoutSeconds = config_.timeoutSeconds;
   settings.onWait = [this] { publishStarted(); };
+  settings.values = &settings_;
   return std::make_unique<engine::Execution>(
       rank_, [this](int peer) { return connection(peer); }, &aborted_, std::move(settings));
 }
@@ -68,6 +70,7 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
   Status st = bootstrap_->beginSetup();
   // This rank's own invalid setting is its cause, even when another rank's failure reached it first.
   if (std::string bad = settingsError(); !bad.empty()) st = invalidArgument(bad);
+  if (st.isOk() && !settingsError_.empty()) st = invalidArgument("CommConfig.settings: " + settingsError_);
   if (st.isOk()) st = connectPeers();
   if (st.isOk()) st = bootstrap_->finishSetup();
   if (!st.isOk() && aborted_) st = remoteError("the communicator was aborted during its init");
@@ -82,10 +85,10 @@ Status CommImpl::init(std::unique_ptr<bootstrap::Bootstrap> bootstrap) {
       CHORUS_WARN(kInit, "rank %d: %s; calls on device memory will fail", rank_, loaded.message().c_str());
   }
   observe::registerDumper(this, [this](const std::string& dir) { (void)dumpFlightRecord(dir, "SIGUSR1", nullptr); });
-  const double period = config_.heartbeatSeconds > 0 ? config_.heartbeatSeconds : settings().heartbeatPeriod;
+  const double period = config_.heartbeatSeconds > 0 ? config_.heartbeatSeconds : settings_[observe::kHeartbeatPeriod];
   if (period > 0) {
     const double configured =
-        config_.heartbeatTimeoutSeconds > 0 ? config_.heartbeatTimeoutSeconds : settings().heartbeatTimeout;
+        config_.heartbeatTimeoutSeconds > 0 ? config_.heartbeatTimeoutSeconds : settings_[observe::kHeartbeatTimeout];
     heartbeat_ = std::make_unique<Heartbeat>(bootstrap_->successor("heartbeat", nranks_, rank_), period,
                                              configured > 0 ? configured : 4 * period,
                                              [this](const Status& cause) { abortFor(cause); });
@@ -144,7 +147,7 @@ Status CommImpl::failCall(const Status& st) {
   if (finishRecording(observe::OpState::kFailed) && dispatcher_.execution())
     for (const auto& p : dispatcher_.execution()->peerProgress())
       progress.push_back({p.peer, p.sent, p.toSend, p.received, p.toReceive, p.peerStarted});
-  if (const std::string& dir = settings().traceDir; !dir.empty())
+  if (const std::string& dir = settings_[observe::kTraceDir]; !dir.empty())
     (void)dumpFlightRecord(dir, st.code() == ErrorCode::kTimeout ? "timeout" : "failure", nullptr, std::move(progress));
   return out;
 }
@@ -406,7 +409,7 @@ void CommImpl::abort() {
   // Closing tells the peers at once; their waits end with an error naming this rank.
   for (auto& c : connections_)
     if (c) c->close();
-  if (const std::string& dir = settings().traceDir; !dir.empty() && initialized())
+  if (const std::string& dir = settings_[observe::kTraceDir]; !dir.empty() && initialized())
     (void)dumpFlightRecord(dir, "abort", nullptr);
 }
 

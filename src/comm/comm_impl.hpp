@@ -19,6 +19,7 @@
 #include "comm/dispatcher.hpp"
 #include "comm/heartbeat.hpp"
 #include "core/call_gate.hpp"
+#include "core/settings.hpp"
 #include "engine/execution.hpp"
 #include "gpu/host_comm.hpp"
 #include "observe/flight_dump.hpp"
@@ -42,6 +43,8 @@ class CommImpl final : public std::enable_shared_from_this<CommImpl>, public gpu
   bool initialized() const { return initialized_.load(std::memory_order_acquire); }
   bool blocking() const { return blocking_; }
   const CommConfig& config() const { return config_; }
+  /// The process's settings with this communicator's overrides (CommConfig::settings).
+  const Settings& settings() const { return settings_; }
   /// The byte a barrier reduces in place (Communicator::barrier); calls of one communicator run one at a time.
   void* barrierCell() { return &barrierCell_; }
   /// The owner thread's gate: held by every call, closed by abort().
@@ -174,6 +177,8 @@ class CommImpl final : public std::enable_shared_from_this<CommImpl>, public gpu
   int nranks_ = 0;
   bool blocking_ = true;
   CommConfig config_;
+  std::string settingsError_;  // the first invalid override of config_.settings: init fails with it
+  Settings settings_;          // before recorder_, which is sized from it
   uint8_t barrierCell_ = 0;
   std::atomic<bool> initialized_{false};
   CallGate gate_;

@@ -7,20 +7,22 @@
 
 #include "comm/comm_impl.hpp"
 #include "core/settings.hpp"
+#include "engine/settings.hpp"
 #include "topology/graph_xml.hpp"
 #include "topology/local_host.hpp"
 #include "topology/system.hpp"
 #include "transports/peer_mesh.hpp"
 #include "tuner/algo_override.hpp"
 #include "tuner/costs.hpp"
+#include "tuner/settings.hpp"
 
 namespace chorus {
 
 namespace {
 
 // CHORUS_TUNING_FILE over `costs`, when set.
-Status loadTuningFile(tuner::CostTable* costs) {
-  const std::string& path = settings().tuningFile;
+Status loadTuningFile(const Settings& settings, tuner::CostTable* costs) {
+  const std::string& path = settings[tuner::kTuningFile];
   if (path.empty()) return Status::ok();
   std::ifstream in(path);
   if (!in) return invalidArgument("CHORUS_TUNING_FILE " + path + " cannot be opened");
@@ -33,9 +35,8 @@ Status loadTuningFile(tuner::CostTable* costs) {
 }  // namespace
 
 Status CommImpl::connectPeers() {
-  const Settings& cfg = settings();
   transport::PeerMesh mesh;
-  CHORUS_TRY(transport::connectPeerMesh(*bootstrap_, rank_, nranks_, cfg, &mesh));
+  CHORUS_TRY(transport::connectPeerMesh(*bootstrap_, rank_, nranks_, settings_, &mesh));
   peers_ = std::move(mesh.peers);
   connections_ = std::move(mesh.connections);
 
@@ -72,7 +73,7 @@ Status CommImpl::buildSystem() {
   std::string table;
   if (rank_ == 0) {
     tuner::CostTable costs = tuner::defaultCosts(system_);
-    Status st = loadTuningFile(&costs);
+    Status st = loadTuningFile(settings_, &costs);
     table = st.isOk() ? tuner::formatTuning(costs) : "error " + st.message();
   }
   CHORUS_TRY(bootstrap_->allGather("tuning", table, &blobs));
@@ -82,18 +83,18 @@ Status CommImpl::buildSystem() {
   // Cores belong to machines, and to the ranks on them only as far as their CPU sets reach (machineLoad); hosts
   // simulated on one machine (CHORUS_HOST_ID) share its cores.
   machineLoad_ = transport::machineLoad(peers_, rank_);
-  const Settings& cfg = settings();
+  const Settings& cfg = settings_;
   Dispatcher::Setup setup;
   setup.hostLayout = std::make_shared<const std::vector<int>>(hostOfRank_);
-  setup.waitSpins = {cfg.spinIterations, machineLoad_.ranksShareCores()};
+  setup.waitSpins = {cfg[engine::kSpin], machineLoad_.ranksShareCores()};
   setup.residency = engine::CacheResidency(engine::lastLevelCacheShare(machineLoad_.ranks));
-  setup.coldStreamingFrom = static_cast<size_t>(cfg.coldStreaming);
-  setup.cachedStreamingFrom = static_cast<size_t>(cfg.cachedStreaming);
+  setup.coldStreamingFrom = static_cast<size_t>(cfg[engine::kColdStreaming]);
+  setup.cachedStreamingFrom = static_cast<size_t>(cfg[engine::kCachedStreaming]);
   tuner::Selector& selector = setup.selector;
   selector.costs = tuner::costInputs(costs, transport::anyMachineSharesCores(peers_));
   selector.measured = tuner::measuredRules(costs, nranks_, static_cast<int>(hosts.size()));
-  selector.deterministic = cfg.deterministic;
-  Status st = config_.algorithm.empty() ? tuner::rulesFromSettings(&selector.rules)
+  selector.deterministic = cfg[tuner::kDeterministic];
+  Status st = config_.algorithm.empty() ? tuner::rulesFromSettings(cfg, &selector.rules)
                                         : tuner::parseAlgoRules(config_.algorithm, &selector.rules);
   if (!st.isOk())
     return config_.algorithm.empty() ? st : st.withContext("CommConfig.algorithm '" + config_.algorithm + "'");

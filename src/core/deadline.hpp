@@ -12,6 +12,9 @@
 
 namespace chorus {
 
+/// CHORUS_TIMEOUT: seconds any wait may last (a communicator's own: CommConfig::timeoutSeconds).
+extern const Setting<double> kTimeout;
+
 namespace detail {
 // No initial-exec model for chorus's thread-locals: it would need static TLS, which a library dlopen'ed late (by
 // Python, after torch) may not get ("cannot allocate memory in static TLS block").
@@ -20,7 +23,7 @@ inline thread_local double tTimeoutSeconds = 0;  // 0: CHORUS_TIMEOUT
 }  // namespace detail
 
 /// A communicator's own timeout when it has one (`seconds` > 0), else CHORUS_TIMEOUT.
-inline double timeoutOr(double seconds) { return seconds > 0 ? seconds : settings().timeoutSeconds; }
+inline double timeoutOr(double seconds) { return seconds > 0 ? seconds : settings()[kTimeout]; }
 
 /// While alive, Deadline::fromSettings() on this thread means `seconds` (a communicator's own timeout, set in its
 /// CommConfig) instead of CHORUS_TIMEOUT; 0 keeps the setting.

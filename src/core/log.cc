@@ -8,10 +8,33 @@
 #include <mutex>
 #include <string>
 
-#include "core/settings.hpp"
+#include "core/setting_parsers.hpp"
 
 namespace chorus::log {
 namespace {
+
+using namespace setting_parsers;
+
+const Setting<std::string> kDebug{
+    {"CHORUS_DEBUG", "NCCL_DEBUG", "",
+     "log level: WARN, INFO or TRACE; lines carry host, pid, thread and rank. INFO: the version, each peer's transport "
+     "and why, the topology; with the COLL subsystem one line per call (operation, sequence, count, type, op, root, "
+     "algorithm, bytes, time)"},
+    "one of WARN, INFO, TRACE (VERSION and ABORT as in NCCL)",
+    SettingScope::kProcess,
+    oneOf({"VERSION", "WARN", "INFO", "TRACE", "ABORT"})};
+const Setting<std::string> kDebugSubsys{
+    {"CHORUS_DEBUG_SUBSYS", "NCCL_DEBUG_SUBSYS", "ALL", "comma list of INIT,COLL,BOOTSTRAP,TRANSPORT,ENGINE"},
+    kAnyText,
+    SettingScope::kProcess,
+    text()};
+const Setting<std::string> kDebugFile{
+    {"CHORUS_DEBUG_FILE", "NCCL_DEBUG_FILE", "",
+     "log to this file instead of stderr (%h host, %p pid, %r rank: one file per rank, also for ranks in one "
+     "process)"},
+    kAnyText,
+    SettingScope::kProcess,
+    text()};
 
 // Set on every call (RankScope).
 thread_local int tCurrentRank = -1;
@@ -31,7 +54,7 @@ struct Sink {
     const Settings& s = settings();
     level = Level::kNone;
     subsysMask = kAll;
-    std::string lv = s.debug;
+    std::string lv = s[kDebug];
     for (auto& c : lv) c = static_cast<char>(toupper(c));
     if (lv == "WARN")
       level = Level::kWarn;
@@ -39,13 +62,13 @@ struct Sink {
       level = Level::kInfo;
     else if (lv == "TRACE")
       level = Level::kTrace;
-    if (!s.debugSubsys.empty()) subsysMask = parseSubsys(s.debugSubsys);
+    if (!s[kDebugSubsys].empty()) subsysMask = parseSubsys(s[kDebugSubsys]);
     char name[256] = {0};
     gethostname(name, sizeof(name) - 1);
     host = name;
     if (auto dot = host.find('.'); dot != std::string::npos) host.resize(dot);
     closeFiles();
-    pattern = s.debugFile;
+    pattern = s[kDebugFile];
   }
 
   void closeFiles() {

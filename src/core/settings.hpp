@@ -1,65 +1,104 @@
-// The one registry of settings. Every knob chorus reads from the environment is declared once, in settings.cc: its
-// name, NCCL alias, default, documentation and the field it fills; it is parsed once and leaf code reads the typed
-// fields below.
+// The registry of settings. Each component declares the settings it reads next to its code, as a Setting<T> at
+// namespace scope (its name, NCCL alias, default, documentation, scope and parser); the declaration registers itself,
+// as algorithms and transports do. The environment is parsed once into a Settings table that leaf code reads by
+// declaration (`settings()[kTcpBuffer]`); a communicator reads its own table, the process's with the overrides of
+// its CommConfig::settings.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace chorus {
 
-// Every field's default is its setting's documented default (settings.cc), parsed like any value; a
-// default-constructed Settings is all zero.
-struct Settings {
-  std::string debug;                // CHORUS_DEBUG / NCCL_DEBUG
-  std::string debugSubsys;          // CHORUS_DEBUG_SUBSYS / NCCL_DEBUG_SUBSYS
-  std::string debugFile;            // CHORUS_DEBUG_FILE / NCCL_DEBUG_FILE
-  double timeoutSeconds = 0;        // CHORUS_TIMEOUT
-  std::string transport;            // CHORUS_TRANSPORT (lower case)
-  std::string commId;               // CHORUS_COMM_ID / NCCL_COMM_ID
-  std::string commSecret;           // CHORUS_COMM_SECRET
-  std::string hostId;               // CHORUS_HOST_ID / NCCL_HOSTID
-  int64_t shmBufferBytes = 0;       // CHORUS_SHM_BUFFER (0: auto)
-  int64_t tcpBufferBytes = 0;       // CHORUS_TCP_BUFFER
-  int64_t loopbackBufferBytes = 0;  // CHORUS_LOOPBACK_BUFFER
-  int64_t tcpSockets = 0;           // CHORUS_TCP_SOCKETS
-  std::string tcpCongestion;        // CHORUS_TCP_CONGESTION
-  std::string socketIfAddr;         // CHORUS_SOCKET_ADDR
-  std::string ibHca;                // CHORUS_IB_HCA / NCCL_IB_HCA
-  int64_t ibGidIndex = 0;           // CHORUS_IB_GID_INDEX / NCCL_IB_GID_INDEX (-1: by link layer)
-  int64_t ibBufferBytes = 0;        // CHORUS_IB_BUFFER
-  int64_t spinIterations = 0;       // CHORUS_SPIN (0: auto)
-  int64_t directThreshold = 0;      // CHORUS_DIRECT_THRESHOLD (0: direct transfers off; -1: each transport's own)
-  bool shmCma = false;              // CHORUS_SHM_CMA
-  int64_t coldStreaming = 0;        // CHORUS_COLD_STREAMING (0: off)
-  int64_t cachedStreaming = 0;      // CHORUS_CACHED_STREAMING
-  bool farStreaming = true;         // CHORUS_FAR_STREAMING
-  std::string algorithm;            // CHORUS_ALGO
-  bool deterministic = false;       // CHORUS_DETERMINISTIC
-  bool checkCalls = false;          // CHORUS_CHECK_CALLS
-  std::string topoFile;             // CHORUS_TOPO_FILE / NCCL_TOPO_FILE
-  std::string ncclAlgo;             // NCCL_ALGO (read when CHORUS_ALGO is unset)
-  std::string tuningFile;           // CHORUS_TUNING_FILE
-  int64_t traceEntries = 0;         // CHORUS_TRACE_ENTRIES (0: no flight recorder)
-  double heartbeatPeriod = 0;       // CHORUS_HEARTBEAT_PERIOD (0: no heartbeat)
-  double heartbeatTimeout = 0;      // CHORUS_HEARTBEAT_TIMEOUT (0: 4 periods)
-  std::string traceDir;             // CHORUS_TRACE_DIR
-  bool gpuPeerMemory = false;       // CHORUS_GPU_PEER_MEMORY
-  int64_t gpuSlotBytes = 0;         // CHORUS_GPU_SLOT
-  int64_t gpuOneShotBytes = 0;      // CHORUS_GPU_ONE_SHOT
-  int64_t gpuOneKernelMax = 0;      // CHORUS_GPU_ONE_KERNEL (bytes)
+/// Whose value a setting is: the process's (read once, for everything), or each communicator's (read by the
+/// communicator, which CommConfig::settings may give another value).
+enum class SettingScope { kProcess, kCommunicator };
 
-  /// Whether connections may offer direct transfers at all (CHORUS_DIRECT_THRESHOLD is not 0).
-  bool directTransfersOn() const { return directThreshold != 0; }
-};
-
-/// One documented setting, for chorus-info and the README.
+/// One documented setting, for chorus-info and the docs.
 struct SettingDoc {
   const char* name;
   const char* alias;  // NCCL name honoured too, or ""
   const char* defaultValue;
   const char* doc;
+  SettingScope scope = SettingScope::kProcess;  // filled from the declaration
+};
+
+/// The types a setting's value may have.
+using SettingValue = std::variant<bool, int64_t, double, std::string>;
+
+/// A setting as the registry sees it, whatever its type.
+class SettingDeclaration {
+ public:
+  SettingDeclaration(const SettingDeclaration&) = delete;
+  SettingDeclaration& operator=(const SettingDeclaration&) = delete;
+
+  const SettingDoc& doc() const { return doc_; }
+  /// What the setting accepts, for the error message ("a positive integer, with an optional K, M or G suffix").
+  const char* accepted() const { return accepted_; }
+  SettingScope scope() const { return doc_.scope; }
+  /// The setting's place in every Settings table.
+  size_t index() const { return index_; }
+  /// The value `text` stands for; false when it is not a value of the setting.
+  virtual bool parse(const std::string& text, SettingValue* out) const = 0;
+
+ protected:
+  SettingDeclaration(SettingDoc doc, const char* accepted, SettingScope scope);
+  ~SettingDeclaration() = default;
+
+ private:
+  SettingDoc doc_;
+  const char* accepted_;
+  size_t index_;
+};
+
+/// A setting of type T, declared once at namespace scope by the component that reads it.
+template <class T>
+class Setting final : public SettingDeclaration {
+ public:
+  /// Turns a text into the value; false when the text is not a value of the setting.
+  using Parser = std::function<bool(const std::string& text, T* out)>;
+  Setting(SettingDoc doc, const char* accepted, SettingScope scope, Parser parser)
+      : SettingDeclaration(doc, accepted, scope), parser_(std::move(parser)) {}
+  bool parse(const std::string& text, SettingValue* out) const override {
+    T value{};
+    if (!parser_(text, &value)) return false;
+    *out = std::move(value);
+    return true;
+  }
+
+ private:
+  Parser parser_;
+};
+
+/// The value of every registered setting: the process's (settings()), or one communicator's.
+class Settings {
+ public:
+  /// Every setting at its documented default.
+  Settings();
+  template <class T>
+  const T& operator[](const Setting<T>& setting) const {
+    return std::get<T>(values_[setting.index()]);
+  }
+  /// The value of the setting named `name` (or by its NCCL alias), for code that does not see its declaration;
+  /// null when no setting has that name.
+  const SettingValue* find(const std::string& name) const;
+  /// Gives a setting another value (tests, tools that force a transport).
+  template <class T>
+  void set(const Setting<T>& setting, T value) {
+    values_[setting.index()] = std::move(value);
+  }
+  /// A copy with `overrides` (setting name or NCCL alias -> text) applied; the first that names no setting, names a
+  /// process-wide one or holds an invalid value is described in *error and the copy keeps its value.
+  Settings withOverrides(const std::map<std::string, std::string>& overrides, std::string* error) const;
+  /// The settings of the environment; the first invalid value is described in *error (and keeps its default).
+  static Settings fromEnvironment(std::string* error);
+
+ private:
+  std::vector<SettingValue> values_;
 };
 
 /// A byte count: digits with an optional K, M or G (binary) suffix ("1M" = 1048576); false for anything else, a
@@ -73,6 +112,7 @@ void reloadSettings();
 /// The first invalid value found ("CHORUS_TIMEOUT='abc' is invalid: ..."), empty when every value parsed. Invalid
 /// values fall back to their defaults in settings(); communicator init fails with this message.
 std::string settingsError();
+/// Every registered setting's documentation, by name.
 const std::vector<SettingDoc>& settingDocs();
 /// The raw environment value of a setting (its own name first, then the NCCL alias); empty when unset.
 std::string rawSettingValue(const SettingDoc& doc);

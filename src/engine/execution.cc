@@ -12,8 +12,10 @@
 #include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
+#include "engine/settings.hpp"
 #include "engine/wire.hpp"
 #include "kernels/copy.hpp"
+#include "transports/settings.hpp"
 
 namespace chorus::engine {
 
@@ -41,15 +43,14 @@ bool isRecv(StepKind k) { return k == StepKind::kRecv || k == StepKind::kRecvRed
 
 Execution::Execution(int rank, std::function<transport::Connection*(int)> connection,
                      const std::atomic<bool>* abortFlag, ExecutionSettings settings)
-    : rank_(rank),
-      connection_(std::move(connection)),
-      abortFlag_(abortFlag),
-      settings_(std::move(settings)),
-      defaultSpins_(chorus::settings().spinIterations > 0 ? chorus::settings().spinIterations : kDefaultSpins),
-      spinIterations_(defaultSpins_),
-      farStoresOn_(chorus::settings().farStreaming),
-      directThreshold_(chorus::settings().directThreshold),
-      checkCalls_(chorus::settings().checkCalls) {}
+    : rank_(rank), connection_(std::move(connection)), abortFlag_(abortFlag), settings_(std::move(settings)) {
+  const Settings& values = settings_.values ? *settings_.values : chorus::settings();
+  defaultSpins_ = values[kSpin] > 0 ? values[kSpin] : kDefaultSpins;
+  spinIterations_ = defaultSpins_;
+  farStoresOn_ = values[kFarStreaming];
+  directThreshold_ = values[transport::kDirectThreshold];
+  checkCalls_ = values[kCheckCalls];
+}
 
 void Execution::bind(std::span<const BoundPlan> plans, const CallOptions& options) {
   reset(options, plans.size());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "algorithms/plan.hpp"
+#include "core/settings.hpp"
 #include "core/shareable_memory.hpp"
 #include "engine/call_header.hpp"
 #include "engine/far_reader_stores.hpp"
@@ -52,6 +53,9 @@ struct ExecutionSettings {
   /// Called whenever a run goes past its spin and starts to wait (the communicator shows its call as in flight from
   /// then on); it must be cheap to call again. Empty: nothing is called.
   std::function<void()> onWait;
+  /// The communicator's settings (CHORUS_SPIN, CHORUS_FAR_STREAMING, CHORUS_DIRECT_THRESHOLD, CHORUS_CHECK_CALLS);
+  /// it outlives the Execution. Null: the process's.
+  const Settings* values = nullptr;
 };
 
 /// One call's facts beside its plans.

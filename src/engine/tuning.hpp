@@ -1,7 +1,7 @@
 // The call path's tuning constants: the thresholds by which the dispatcher and the engine choose how a call's bytes
 // move. Each says why it has its value and where that was measured. Those a user may change are settings too
-// (core/settings.cc names the variable beside each). A transport's own sizes (its FIFO's laps and pieces) stay with
-// the transport (transports/fifo_lap.hpp); a policy with several figures of its own keeps them in its class
+// (engine/settings.cc and transports/settings.cc declare them). A transport's own sizes (its FIFO's laps and pieces)
+// stay with the transport (transports/fifo_lap.hpp); a policy with several figures of its own keeps them in its class
 // (FarReaderStores).
 #pragma once
 

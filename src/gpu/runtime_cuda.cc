@@ -100,7 +100,7 @@ Status waitForEvent(void* event, const std::atomic<bool>* aborted, const std::st
     if (deadline.cancelled()) return remoteError("the communicator was aborted before its stream reached " + what);
     if (deadline.expired()) {
       return timeoutError("the stream did not reach " + what +
-                          " within CHORUS_TIMEOUT=" + std::to_string(settings().timeoutSeconds) + " s");
+                          " within CHORUS_TIMEOUT=" + std::to_string(settings()[kTimeout]) + " s");
     }
     if (polls > 20000) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "core/log.hpp"
-#include "core/settings.hpp"
+#include "observe/settings.hpp"
 
 namespace chorus::observe {
 namespace {
@@ -45,7 +45,7 @@ void dumpLoop(std::string dir) {
 // action ends the process).
 bool gInstalled = false;
 void installHandler() {
-  const std::string& dir = settings().traceDir;
+  const std::string& dir = settings()[kTraceDir];
   if (gInstalled || dir.empty()) return;
   gInstalled = true;
   struct sigaction current {};

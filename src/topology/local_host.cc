@@ -4,11 +4,21 @@
 
 #include "bootstrap/host_id.hpp"
 #include "core/log.hpp"
-#include "core/settings.hpp"
+#include "core/setting_parsers.hpp"
 #include "topology/hwloc_import.hpp"
 #include "topology/system.hpp"
 
 namespace chorus::topology {
+namespace {
+
+const Setting<std::string> kTopoFile{
+    {"CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", "",
+     "this host's topology from a file (chorus, NCCL or hwloc XML) instead of hwloc discovery"},
+    setting_parsers::kAnyText,
+    SettingScope::kProcess,
+    setting_parsers::text()};
+
+}  // namespace
 
 Status localHost(const SystemGraph** out) {
   static std::once_flag once;
@@ -16,7 +26,7 @@ Status localHost(const SystemGraph** out) {
   static Status status;
   std::call_once(once, [] {
     const std::string host = bootstrap::hostId();
-    const std::string& file = settings().topoFile;
+    const std::string& file = settings()[kTopoFile];
     status = file.empty() ? discoverLocalHost(host, &graph) : loadTopologyFile(file, host, &graph);
     if (status.isOk() && graph.count(NodeKind::kHost) != 1) {
       status = invalidArgument("topology file " + file + " describes " + std::to_string(graph.count(NodeKind::kHost)) +

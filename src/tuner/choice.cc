@@ -6,15 +6,14 @@
 #include <limits>
 #include <string>
 
-#include "core/settings.hpp"
+#include "tuner/settings.hpp"
 
 namespace chorus::tuner {
 
-Status rulesFromSettings(std::vector<AlgoRule>* rules) {
-  const Settings& s = settings();
-  if (!s.algorithm.empty()) return parseAlgoRules(s.algorithm, rules);
-  Status st = parseAlgoRules(fromNcclAlgo(s.ncclAlgo), rules);
-  return st.isOk() ? st : st.withContext("NCCL_ALGO='" + s.ncclAlgo + "'");
+Status rulesFromSettings(const Settings& s, std::vector<AlgoRule>* rules) {
+  if (!s[kAlgo].empty()) return parseAlgoRules(s[kAlgo], rules);
+  Status st = parseAlgoRules(fromNcclAlgo(s[kNcclAlgo]), rules);
+  return st.isOk() ? st : st.withContext("NCCL_ALGO='" + s[kNcclAlgo] + "'");
 }
 
 double predict(const algo::Algorithm& a, const algo::CollShape& shape, const algo::CostInputs& costs) {

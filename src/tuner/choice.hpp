@@ -7,6 +7,7 @@
 
 #include "algorithms/cost.hpp"
 #include "algorithms/plan.hpp"
+#include "core/settings.hpp"
 #include "tuner/algo_override.hpp"
 #include "tuner/call_selection.hpp"
 
@@ -25,8 +26,9 @@ struct Selector {
   bool deterministic = false;
 };
 
-/// The rules of CHORUS_ALGO, or of NCCL_ALGO when CHORUS_ALGO is unset.
-Status rulesFromSettings(std::vector<AlgoRule>* rules);
+/// The rules of CHORUS_ALGO, or of NCCL_ALGO when CHORUS_ALGO is unset, in `settings` (a communicator's or the
+/// process's).
+Status rulesFromSettings(const Settings& settings, std::vector<AlgoRule>* rules);
 
 /// Predicted time of `a` on `shape` in µs (infinite when it has no cost function).
 double predict(const algo::Algorithm& a, const algo::CollShape& shape, const algo::CostInputs& costs);

@@ -12,6 +12,7 @@
 #include "chorus/unique_id.hpp"
 #include "core/settings.hpp"
 #include "tuner/choice.hpp"
+#include "tuner/settings.hpp"
 
 namespace chorus::tools {
 namespace {
@@ -91,7 +92,7 @@ Status measureChoices(Communicator& comm, std::shared_ptr<const std::vector<int>
   std::vector<size_t> sizes;
   for (size_t bytes = sweep.minBytes; bytes <= sweep.maxBytes; bytes *= 4) sizes.push_back(bytes);
   tuner::Selector selector;
-  selector.deterministic = settings().deterministic;  // its choices must be ones deterministic mode may run
+  selector.deterministic = settings()[tuner::kDeterministic];  // its choices must be ones deterministic mode may run
   // The algorithms that can run some measured call, by name: one forced communicator each.
   std::map<std::string, std::vector<const algo::Algorithm*>> byName;
   for (const algo::Algorithm& a : algo::algorithms()) {

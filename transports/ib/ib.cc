@@ -11,10 +11,10 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
-#include "core/settings.hpp"
 #include "transports/fifo.hpp"
 #include "transports/hex.hpp"
 #include "transports/ib/device_selection.hpp"
+#include "transports/ib/settings.hpp"
 #include "transports/ib/stream_protocol.hpp"
 #include "transports/ib/verbs_library.hpp"
 #include "transports/rdma_device.hpp"
@@ -47,7 +47,7 @@ struct Port {
 
 Status findPort(const Settings& cfg, ibv_context** context, Port* out) {
   ib::HcaFilter filter;
-  CHORUS_TRY(ib::parseHcaFilter(cfg.ibHca, &filter));
+  CHORUS_TRY(ib::parseHcaFilter(cfg[ib::kHca], &filter));
   int count = 0;
   ibv_device** list = verbs().get_device_list(&count);
   if (!list || count == 0) {
@@ -55,7 +55,7 @@ Status findPort(const Settings& cfg, ibv_context** context, Port* out) {
     return systemError("ib: no RDMA device");
   }
   Status st = systemError("ib: no active port" +
-                          std::string(cfg.ibHca.empty() ? "" : " that NCCL_IB_HCA='" + cfg.ibHca + "' admits"));
+                          std::string(cfg[ib::kHca].empty() ? "" : " that NCCL_IB_HCA='" + cfg[ib::kHca] + "' admits"));
   for (int d = 0; d < count && !st.isOk(); ++d) {
     const std::string name = verbs().get_device_name(list[d]);
     ibv_context* ctx = verbs().open_device(list[d]);
@@ -69,8 +69,8 @@ Status findPort(const Settings& cfg, ibv_context** context, Port* out) {
       out->number = p;
       out->attr = attr;
       // RoCE needs a GID to address the peer; index 3 is RoCE v2 over IPv4 on common setups (NCCL's default too).
-      out->gidIndex =
-          cfg.ibGidIndex >= 0 ? static_cast<int>(cfg.ibGidIndex) : (attr.link_layer == IBV_LINK_LAYER_ETHERNET ? 3 : 0);
+      out->gidIndex = cfg[ib::kGidIndex] >= 0 ? static_cast<int>(cfg[ib::kGidIndex])
+                                              : (attr.link_layer == IBV_LINK_LAYER_ETHERNET ? 3 : 0);
       if (verbs().query_gid(ctx, static_cast<uint8_t>(p), out->gidIndex, &out->gid) != 0) {
         st = remoteError("ib: " + name + " port " + std::to_string(p) + " has no GID " + std::to_string(out->gidIndex) +
                          " (NCCL_IB_GID_INDEX)");
@@ -446,7 +446,8 @@ class IbTransport final : public Transport {
 
   Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
                  std::vector<std::unique_ptr<Connection>>* out) override {
-    const size_t fifoBytes = std::min<size_t>(fifoBytesFor(ctx.settings->ibBufferBytes, ctx.nranks), ib::kMaxRingBytes);
+    const size_t fifoBytes =
+        std::min<size_t>(fifoBytesFor((*ctx.settings)[ib::kBuffer], ctx.nranks), ib::kMaxRingBytes);
     std::vector<std::unique_ptr<IbConnection>> made;
     std::vector<QueuePairInfo> mine(peers.size());
     for (size_t i = 0; i < peers.size(); ++i) {

@@ -8,9 +8,9 @@
 #include <tuple>
 
 #include "core/deadline.hpp"
-#include "core/settings.hpp"
 #include "transports/fifo_connection.hpp"
 #include "transports/registry.hpp"
+#include "transports/settings.hpp"
 
 namespace chorus::transport {
 namespace {
@@ -38,7 +38,7 @@ class LoopbackTransport final : public Transport {
   Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
                  std::vector<std::unique_ptr<Connection>>* out) override {
     const Settings& cfg = *ctx.settings;
-    const size_t fifoBytes = fifoBytesFor(cfg.loopbackBufferBytes, ctx.nranks);
+    const size_t fifoBytes = fifoBytesFor(cfg[kLoopbackBuffer], ctx.nranks);
     out->clear();
     const FifoLaps laps = fifoLaps(ctx);
     for (int peer : peers) {
@@ -50,7 +50,7 @@ class LoopbackTransport final : public Transport {
       Fifo lowToHigh(base, pair->fifoBytes, false), highToLow(base + one, pair->fifoBytes, false);
       out->push_back(std::make_unique<FifoConnection>(
           pair, low ? lowToHigh : highToLow, low ? highToLow : lowToHigh, peer, 0, "loopback",
-          cfg.directTransfersOn() ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone, laps));
+          directTransfersOn(cfg) ? FifoConnection::Direct::kSameProcess : FifoConnection::Direct::kNone, laps));
     }
     return Status::ok();
   }

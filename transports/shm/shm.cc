@@ -19,13 +19,27 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
-#include "core/settings.hpp"
+#include "core/setting_parsers.hpp"
 #include "transports/fifo_connection.hpp"
 #include "transports/peer_memfd.hpp"
 #include "transports/registry.hpp"
+#include "transports/settings.hpp"
 
 namespace chorus::transport {
 namespace {
+
+const Setting<int64_t> kShmBuffer{
+    {"CHORUS_SHM_BUFFER", "", "auto",
+     "bytes of each shared-memory FIFO (one per direction per peer; auto: 4 MiB, or 1 MiB when ranks outnumber "
+     "cores)"},
+    "auto or a positive integer, with an optional K, M or G suffix",
+    SettingScope::kCommunicator,
+    setting_parsers::byteCount(1, INT64_MAX, {"auto", 0})};
+const Setting<bool> kShmCma{
+    {"CHORUS_SHM_CMA", "", "0", "1: single-copy transfers between processes too (process_vm_readv)"},
+    setting_parsers::kBoolean,
+    SettingScope::kCommunicator,
+    setting_parsers::boolean()};
 
 struct Mapping {
   void* address = nullptr;
@@ -113,7 +127,7 @@ class ShmTransport final : public Transport {
   Status connect(const ConnectContext& ctx, const std::vector<int>& peers,
                  std::vector<std::unique_ptr<Connection>>* out) override {
     const FifoLaps laps = fifoLaps(ctx);
-    const size_t fifoBytes = fifoBytesFor(laps.fifoBytes(ctx.settings->shmBufferBytes), ctx.nranks);
+    const size_t fifoBytes = fifoBytesFor(laps.fifoBytes((*ctx.settings)[kShmBuffer]), ctx.nranks);
     const size_t one = Fifo::bytesFor(fifoBytes);
     const size_t bytes = 2 * one + sizeof(PairProbe);
 #ifdef PR_SET_PTRACER
@@ -146,7 +160,7 @@ class ShmTransport final : public Transport {
         st = openPeerSegment(peers[i], pid, fdText, segmentName(ctx.commHash, peers[i], ctx.rank), bytes, &maps[i]);
       if (!st.isOk()) break;
       probe(i)->address[1] = probeAddress();
-      probe(i)->verdict[1] = ctx.settings->shmCma && canReadPeer(pid, probe(i)->address[0]) ? 1 : 0;
+      probe(i)->verdict[1] = (*ctx.settings)[kShmCma] && canReadPeer(pid, probe(i)->address[0]) ? 1 : 0;
       st = bs.set(pairTag(peers[i], ctx.rank) + "/mapped", "1");
     }
     // 3. As the lower rank: once the peer mapped it, the descriptor is no longer needed.
@@ -156,7 +170,7 @@ class ShmTransport final : public Transport {
       if (st.isOk()) st = bs.get(pairTag(ctx.rank, peers[i]) + "/mapped", &ignored);
       if (!st.isOk()) continue;
       probe(i)->verdict[0] =
-          ctx.settings->shmCma && canReadPeer((*ctx.peers)[peers[i]].pid, probe(i)->address[1]) ? 1 : 0;
+          (*ctx.settings)[kShmCma] && canReadPeer((*ctx.peers)[peers[i]].pid, probe(i)->address[1]) ? 1 : 0;
       st = bs.set(pairTag(ctx.rank, peers[i]) + "/verdict", "1");
     }
     for (int& fd : files)
@@ -183,9 +197,9 @@ class ShmTransport final : public Transport {
       // they agree even where CHORUS_SHM_CMA differs between them).
       const bool cma = probe(i)->verdict[0] == 1 && probe(i)->verdict[1] == 1;
       using Direct = FifoConnection::Direct;
-      const Direct direct = !ctx.settings->directTransfersOn() ? Direct::kNone
-                            : cma                              ? Direct::kSharedBlocksAndCrossMemoryAttach
-                                                               : Direct::kSharedBlocks;
+      const Direct direct = !directTransfersOn(*ctx.settings) ? Direct::kNone
+                            : cma                             ? Direct::kSharedBlocksAndCrossMemoryAttach
+                                                              : Direct::kSharedBlocks;
       cmaPairs += cma ? 1 : 0;
       out->push_back(std::make_unique<FifoConnection>(maps[i], low ? lowToHigh : highToLow, low ? highToLow : lowToHigh,
                                                       peers[i], pid, "shm", direct, laps));

@@ -15,11 +15,12 @@
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/socket.hpp"
 #include "core/log.hpp"
-#include "core/settings.hpp"
 #include "transports/fifo.hpp"
 #include "transports/registry.hpp"
+#include "transports/settings.hpp"
 #include "transports/staged_streams.hpp"
 #include "transports/tcp/acceptor.hpp"
+#include "transports/tcp/settings.hpp"
 
 namespace chorus::transport {
 namespace {
@@ -273,8 +274,8 @@ class TcpTransportImpl final : public Transport {
                  std::vector<std::unique_ptr<Connection>>* out) override {
     const Settings& cfg = *ctx.settings;
     // The striped stream's sockets, and one more for direct transfers.
-    const int sockets = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(cfg.tcpSockets, 16))) + 1;
-    Deadline deadline = Deadline::after(cfg.timeoutSeconds);
+    const int sockets = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(cfg[kTcpSockets], 16))) + 1;
+    Deadline deadline = Deadline::after(cfg[kTimeout]);
     CHORUS_TRY(net::reserveDescriptors(
         peers.size() * sockets,
         "tcp setup (" + std::to_string(peers.size()) + " peers x " + std::to_string(sockets) + " sockets)"));
@@ -319,7 +320,7 @@ class TcpTransportImpl final : public Transport {
     }
     for (auto& pair : fds) {
       for (int fd : pair) {
-        Status st = chooseCongestionControl(fd, cfg.tcpCongestion);
+        Status st = chooseCongestionControl(fd, cfg[kTcpCongestion]);
         if (!st.isOk()) {
           cleanup();
           return st;
@@ -328,8 +329,8 @@ class TcpTransportImpl final : public Transport {
     }
     out->clear();
     for (size_t i = 0; i < peers.size(); ++i) {
-      out->push_back(std::make_unique<TcpConnection>(fds[i], fifoBytesFor(cfg.tcpBufferBytes, ctx.nranks), peers[i],
-                                                     cfg.directTransfersOn()));
+      out->push_back(std::make_unique<TcpConnection>(fds[i], fifoBytesFor(cfg[kTcpBuffer], ctx.nranks), peers[i],
+                                                     directTransfersOn(cfg)));
       for (int& fd : fds[i]) fd = -1;  // now owned by the connection
     }
     CHORUS_INFO(kTransport, "tcp: connected to %zu peers, %d sockets each (one for direct transfers)", peers.size(),

@@ -26,11 +26,11 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
-#include "core/settings.hpp"
 #include "transports/fifo.hpp"
 #include "transports/rdma_device.hpp"
 #include "transports/registry.hpp"
 #include "transports/staged_streams.hpp"
+#include "transports/tcp/settings.hpp"
 #include "transports/ucx/tagged_small_messages.hpp"
 #include "transports/ucx/tagged_transfers.hpp"
 #include "transports/ucx/ucp_library.hpp"
@@ -366,8 +366,8 @@ class UcxTransport final : public Transport {
       const std::string* address = p.address("ucx");
       if (!address) return invalidUsage("rank " + std::to_string(peer) + " published no ucx address");
       const int samePid = p.machineId == mine.machineId ? p.pid : 0;
-      auto c = std::make_unique<UcxConnection>(worker_, fifoBytesFor(cfg.tcpBufferBytes, ctx.nranks), ctx.rank, peer,
-                                               samePid);
+      auto c =
+          std::make_unique<UcxConnection>(worker_, fifoBytesFor(cfg[kTcpBuffer], ctx.nranks), ctx.rank, peer, samePid);
       if (Status st = c->connect(*address); !st.isOk()) {
         // A peer that failed its init and left takes its worker with it: its failure is the cause.
         if (Status cause = ctx.bootstrap->setupStatus(); !cause.isOk()) return cause;
