@@ -3,9 +3,7 @@ chorus collectives on host arrays (numpy, torch CPU tensors, any buffer-protocol
 """
 
 from collections.abc import Sequence
-from typing import Annotated
-
-from numpy.typing import NDArray
+import enum
 
 from chorus import Error as Error
 
@@ -52,7 +50,7 @@ class Communicator:
     @staticmethod
     def from_store(store: object, prefix: str, nranks: int, rank: int, timeout: float = 0.0, algorithm: str = '') -> Communicator:
         """
-        Ranks meet through `store`: any object with set(key: str, value: bytes), get(key: str) -> bytes that raises KeyError or returns None while the key is absent, and add(key: str, delta: int) -> int (torch.distributed's TCPStore has them).
+        Ranks meet through `store`: any object with set(key: str, value: bytes), get(key: str) -> bytes that raises KeyError or returns None while the key is absent, and add(key: str, delta: int) -> int; optional compare_set(key, expected, desired) -> bytes, which agree() uses (torch.distributed's TCPStore has them all).
         """
 
     @property
@@ -64,6 +62,16 @@ class Communicator:
     def split(self, color: int, key: int = 0) -> Communicator | None:
         """
         Ranks with the same color form a new communicator ordered by (key, rank); color -1 joins none (None).
+        """
+
+    def agree(self, value: int, grace: float = 1.0) -> tuple[int, list[int]]:
+        """
+        Fault-tolerant agreement (MPI_Comm_agree): returns (AND of the callers' values, their ranks). A rank not calling within `grace` seconds of another is left out; also after a failure or abort().
+        """
+
+    def shrink(self, excluded: Sequence[int]) -> Communicator:
+        """
+        A communicator of the ranks not in `excluded`, renumbered in order; also after a rank died or abort().
         """
 
     def abort(self) -> None:
@@ -78,50 +86,58 @@ class Communicator:
 
     def __exit__(self, *args) -> None: ...
 
-    def all_reduce(self, send: Annotated[NDArray, dict(device='cpu', writable=False)], recv: Annotated[NDArray, dict(device='cpu')] | None = None, op: str = 'sum', async_op: bool = False) -> object:
+    def submit(self, collective: Collective, send: Array | None, recv: Array | None, count: int, op: str = 'sum', root: int = 0, send_counts: Sequence[int] = [], send_displs: Sequence[int] = [], recv_counts: Sequence[int] = [], recv_displs: Sequence[int] = [], async_op: bool = False) -> object:
         """
-        Reduces `send` over all ranks into `recv` (in place when recv is None).
+        Runs one operation (chorus::Communicator::run), or submits it and returns a Request that holds its arrays.
         """
-
-    def reduce_scatter(self, send: Annotated[NDArray, dict(device='cpu', writable=False)], recv: Annotated[NDArray, dict(device='cpu')], op: str = 'sum', async_op: bool = False) -> object:
-        """
-        Reduces `send` over all ranks; rank i receives block i (recv's size) of the result.
-        """
-
-    def all_gather(self, send: Annotated[NDArray, dict(device='cpu', writable=False)], recv: Annotated[NDArray, dict(device='cpu')], async_op: bool = False) -> object:
-        """Every rank receives every rank's `send`, in rank order."""
-
-    def all_to_all(self, send: Annotated[NDArray, dict(device='cpu', writable=False)], recv: Annotated[NDArray, dict(device='cpu')], async_op: bool = False) -> object:
-        """Block j of `send` goes to rank j; block i of `recv` comes from rank i."""
-
-    def all_to_all_v(self, send: Annotated[NDArray, dict(device='cpu', writable=False)], send_counts: Sequence[int], recv: Annotated[NDArray, dict(device='cpu')], recv_counts: Sequence[int], async_op: bool = False) -> object:
-        """
-        All-to-all with a count per peer: send_counts[j] elements to rank j, recv_counts[i] from rank i, packed.
-        """
-
-    def broadcast(self, buffer: Annotated[NDArray, dict(device='cpu')], root: int, async_op: bool = False) -> object:
-        """Copies root's `buffer` into every rank's, in place."""
-
-    def reduce(self, send: Annotated[NDArray, dict(device='cpu', writable=False)], recv: Annotated[NDArray, dict(device='cpu')] | None = None, root: int = 0, op: str = 'sum', async_op: bool = False) -> object:
-        """
-        Reduces `send` over all ranks into root's `recv` (in place when None); other ranks' recv is untouched.
-        """
-
-    def gather(self, send: Annotated[NDArray, dict(device='cpu', writable=False)], recv: Annotated[NDArray, dict(device='cpu')] | None = None, root: int = 0, async_op: bool = False) -> object:
-        """
-        Root receives every rank's `send`, in rank order (recv is needed on the root only).
-        """
-
-    def scatter(self, send: Annotated[NDArray, dict(device='cpu', writable=False)] | None, recv: Annotated[NDArray, dict(device='cpu')], root: int = 0, async_op: bool = False) -> object:
-        """
-        Rank i receives block i of root's `send` (send is needed on the root only).
-        """
-
-    def send(self, buffer: Annotated[NDArray, dict(device='cpu', writable=False)], peer: int, async_op: bool = False) -> object:
-        """Sends `buffer` to rank `peer`, which calls recv."""
-
-    def recv(self, buffer: Annotated[NDArray, dict(device='cpu')], peer: int, async_op: bool = False) -> object:
-        """Receives into `buffer` what rank `peer` sends."""
 
     def barrier(self, async_op: bool = False) -> object:
         """Returns once every rank has called it."""
+
+class Collective(enum.Enum):
+    """The operation of a submit (chorus::Collective)."""
+
+    all_reduce = 0
+
+    reduce_scatter = 1
+
+    all_gather = 2
+
+    all_to_all = 3
+
+    all_to_all_v = 4
+
+    broadcast = 5
+
+    reduce = 6
+
+    gather = 7
+
+    scatter = 8
+
+    send = 9
+
+    recv = 10
+
+class Array:
+    """
+    An array a call reads or writes in place, checked once and held while it may.
+    """
+
+    @property
+    def count(self) -> int:
+        """Its elements."""
+
+    @property
+    def dtype(self) -> str:
+        """chorus's name of its type."""
+
+def array_read(array: object, what: str) -> Array:
+    """
+    `array` as an Array a call reads; chorus.Error naming `what` if it cannot be one.
+    """
+
+def array_written(array: object, what: str) -> Array:
+    """
+    `array` as an Array a call writes; chorus.Error naming `what` if it cannot be one (read-only too).
+    """

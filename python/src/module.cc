@@ -147,20 +147,6 @@ Buffer outputOf(nb::handle h, const char* what) {
   return b;
 }
 
-void sameType(const Buffer& a, const Buffer& b, const char* call) {
-  if (a.type != b.type) {
-    throw Failure{invalidArgument(std::string(call) + ": send and recv have different element types (" +
-                                  dataTypeName(a.type) + " and " + dataTypeName(b.type) + ")")};
-  }
-}
-
-void countIs(size_t actual, size_t expected, const char* call, const char* what) {
-  if (actual != expected) {
-    throw Failure{invalidArgument(std::string(call) + ": " + what + " holds " + std::to_string(actual) +
-                                  " elements, expected " + std::to_string(expected))};
-  }
-}
-
 RedOp redOpOf(const std::string& name) {
   if (name == "sum") return RedOp::sum();
   if (name == "prod") return RedOp::prod();
@@ -191,8 +177,7 @@ class PyRequest {
   std::vector<Buffer> keepAlive_;
 };
 
-// The Python Communicator: the C++ one, with arguments checked against the arrays' sizes and the GIL released
-// while a call runs.
+// The C++ Communicator for chorus/_communicator.py, with the GIL released while a call runs.
 class PyCommunicator {
  public:
   explicit PyCommunicator(std::unique_ptr<Communicator> comm) : comm_(std::move(comm)) {}
@@ -206,8 +191,7 @@ class PyCommunicator {
     comm_.reset();
   }
 
-  // Runs `args` with the GIL released, or submits it and returns a Request holding `arrays` alive: every call of
-  // the module but barrier goes through here.
+  // Runs `args` with the GIL released, or submits it and returns a Request holding `arrays` alive.
   nb::object call(bool async, std::vector<Buffer> arrays, const CollArgs& args) {
     Communicator& c = comm();
     if (async) return nb::cast(PyRequest(c.submit(args), std::move(arrays)));
@@ -224,156 +208,55 @@ class PyCommunicator {
   std::unique_ptr<Communicator> comm_;
 };
 
-void bindCalls(nb::class_<PyCommunicator>& cls) {
+// Every call goes through one binding: chorus/_communicator.py checks each collective's arrays against each other and
+// submits them here with the operation's other fields.
+void bindSubmit(nb::module_& m, nb::class_<PyCommunicator>& cls) {
+  nb::enum_<Collective>(m, "Collective", "The operation of a submit (chorus::Collective).")
+      .value("all_reduce", Collective::kAllReduce)
+      .value("reduce_scatter", Collective::kReduceScatter)
+      .value("all_gather", Collective::kAllGather)
+      .value("all_to_all", Collective::kAlltoAll)
+      .value("all_to_all_v", Collective::kAlltoAllv)
+      .value("broadcast", Collective::kBroadcast)
+      .value("reduce", Collective::kReduce)
+      .value("gather", Collective::kGather)
+      .value("scatter", Collective::kScatter)
+      .value("send", Collective::kSend)
+      .value("recv", Collective::kRecv);
+  nb::class_<Buffer>(m, "Array", "An array a call reads or writes in place, checked once and held while it may.")
+      .def_ro("count", &Buffer::count, "Its elements.")
+      .def_prop_ro(
+          "dtype", [](const Buffer& b) { return std::string(dataTypeName(b.type)); }, "chorus's name of its type.");
+  m.def(
+      "array_read", [](nb::handle h, const std::string& what) { return inputOf(h, what.c_str()); }, "array"_a,
+      "what"_a, "`array` as an Array a call reads; chorus.Error naming `what` if it cannot be one.");
+  m.def(
+      "array_written", [](nb::handle h, const std::string& what) { return outputOf(h, what.c_str()); }, "array"_a,
+      "what"_a, "`array` as an Array a call writes; chorus.Error naming `what` if it cannot be one (read-only too).");
   cls.def(
-      "all_reduce",
-      [](PyCommunicator& self, nb::handle send, nb::handle recvArg, const std::string& op, bool async) {
-        const bool inPlace = recvArg.is_none();
-        Buffer s = inPlace ? outputOf(send, "all_reduce send (in place: it receives the result)")
-                           : inputOf(send, "all_reduce send");
-        Buffer r = inPlace ? s : outputOf(recvArg, "all_reduce recv");
-        sameType(s, r, "all_reduce");
-        countIs(r.count, s.count, "all_reduce", "recv");
-        RedOp red = redOpOf(op);
-        return self.call(async, {s, r}, CollArgs(Collective::kAllReduce, s.data, r.data, s.count, s.type, red));
-      },
-      "send"_a, "recv"_a.none() = nb::none(), "op"_a = "sum", "async_op"_a = false,
-      "Reduces `send` over all ranks into `recv` (in place when recv is None).");
-  cls.def(
-      "reduce_scatter",
-      [](PyCommunicator& self, nb::handle send, nb::handle recv, const std::string& op, bool async) {
-        Buffer s = inputOf(send, "reduce_scatter send"), r = outputOf(recv, "reduce_scatter recv");
-        sameType(s, r, "reduce_scatter");
-        Communicator& c = self.comm();
-        countIs(s.count, r.count * c.size(), "reduce_scatter", "send (recv's count times the ranks)");
-        RedOp red = redOpOf(op);
-        return self.call(async, {s, r}, CollArgs(Collective::kReduceScatter, s.data, r.data, r.count, s.type, red));
-      },
-      "send"_a, "recv"_a, "op"_a = "sum", "async_op"_a = false,
-      "Reduces `send` over all ranks; rank i receives block i (recv's size) of the result.");
-  cls.def(
-      "all_gather",
-      [](PyCommunicator& self, nb::handle send, nb::handle recv, bool async) {
-        Buffer s = inputOf(send, "all_gather send"), r = outputOf(recv, "all_gather recv");
-        sameType(s, r, "all_gather");
-        Communicator& c = self.comm();
-        countIs(r.count, s.count * c.size(), "all_gather", "recv (send's count times the ranks)");
-        return self.call(async, {s, r}, CollArgs(Collective::kAllGather, s.data, r.data, s.count, s.type));
-      },
-      "send"_a, "recv"_a, "async_op"_a = false, "Every rank receives every rank's `send`, in rank order.");
-  cls.def(
-      "all_to_all",
-      [](PyCommunicator& self, nb::handle send, nb::handle recv, bool async) {
-        Buffer s = inputOf(send, "all_to_all send"), r = outputOf(recv, "all_to_all recv");
-        sameType(s, r, "all_to_all");
-        Communicator& c = self.comm();
-        countIs(r.count, s.count, "all_to_all", "recv");
-        if (s.count % c.size() != 0) {
-          throw Failure{invalidArgument("all_to_all: " + std::to_string(s.count) +
-                                        " elements do not split evenly over " + std::to_string(c.size()) + " ranks")};
-        }
-        const size_t block = s.count / c.size();
-        return self.call(async, {s, r}, CollArgs(Collective::kAlltoAll, s.data, r.data, block, s.type));
-      },
-      "send"_a, "recv"_a, "async_op"_a = false,
-      "Block j of `send` goes to rank j; block i of `recv` comes from rank i.");
-  cls.def(
-      "all_to_all_v",
-      [](PyCommunicator& self, nb::handle send, const std::vector<size_t>& sendCounts, nb::handle recv,
-         const std::vector<size_t>& recvCounts, bool async) {
-        Buffer s = inputOf(send, "all_to_all_v send"), r = outputOf(recv, "all_to_all_v recv");
-        sameType(s, r, "all_to_all_v");
-        Communicator& c = self.comm();
-        const size_t n = static_cast<size_t>(c.size());
-        if (sendCounts.size() != n || recvCounts.size() != n) {
-          throw Failure{
-              invalidArgument("all_to_all_v: the counts must have one entry per rank (" + std::to_string(n) + ")")};
-        }
-        std::vector<size_t> sendDispls(n), recvDispls(n);
-        size_t sendTotal = 0, recvTotal = 0;
-        for (size_t i = 0; i < n; ++i) {
-          sendDispls[i] = sendTotal;
-          recvDispls[i] = recvTotal;
-          sendTotal += sendCounts[i];
-          recvTotal += recvCounts[i];
-        }
-        if (sendTotal > s.count || recvTotal > r.count) {
-          throw Failure{invalidArgument("all_to_all_v: the counts add up to more than the arrays hold")};
-        }
+      "submit",
+      [](PyCommunicator& self, Collective coll, const Buffer* send, const Buffer* recv, size_t count,
+         const std::string& op, int root, const std::vector<size_t>& sendCounts, const std::vector<size_t>& sendDispls,
+         const std::vector<size_t>& recvCounts, const std::vector<size_t>& recvDispls, bool async) {
+        std::vector<Buffer> arrays;
+        if (send) arrays.push_back(*send);
+        if (recv) arrays.push_back(*recv);
+        if (arrays.empty()) throw Failure{invalidArgument("submit: a call needs an array")};
+        const DataType type = arrays.front().type;
+        void* sendData = send ? send->data : nullptr;
+        void* recvData = recv ? recv->data : nullptr;
         // The async call copies counts and displacements; the blocking one reads them before it returns.
-        return self.call(async, {s, r},
-                         CollArgs::alltoAllv(s.data, sendCounts.data(), sendDispls.data(), r.data, recvCounts.data(),
-                                             recvDispls.data(), s.type));
+        const CollArgs args =
+            coll == Collective::kAlltoAllv
+                ? CollArgs::alltoAllv(sendData, sendCounts.data(), sendDispls.data(), recvData, recvCounts.data(),
+                                      recvDispls.data(), type)
+                : CollArgs(coll, sendData, recvData, count, type, redOpOf(op), root);
+        return self.call(async, std::move(arrays), args);
       },
-      "send"_a, "send_counts"_a, "recv"_a, "recv_counts"_a, "async_op"_a = false,
-      "All-to-all with a count per peer: send_counts[j] elements to rank j, recv_counts[i] from rank i, packed.");
-  cls.def(
-      "broadcast",
-      [](PyCommunicator& self, nb::handle buf, int root, bool async) {
-        Buffer b = outputOf(buf, "broadcast buffer");
-        return self.call(async, {b}, CollArgs(Collective::kBroadcast, b.data, b.data, b.count, b.type, {}, root));
-      },
-      "buffer"_a, "root"_a, "async_op"_a = false, "Copies root's `buffer` into every rank's, in place.");
-  cls.def(
-      "reduce",
-      [](PyCommunicator& self, nb::handle send, nb::handle recvArg, int root, const std::string& op, bool async) {
-        const bool inPlace = recvArg.is_none();
-        Buffer s =
-            inPlace ? outputOf(send, "reduce send (in place: it receives the result)") : inputOf(send, "reduce send");
-        Buffer r = inPlace ? s : outputOf(recvArg, "reduce recv");
-        sameType(s, r, "reduce");
-        countIs(r.count, s.count, "reduce", "recv");
-        RedOp red = redOpOf(op);
-        return self.call(async, {s, r}, CollArgs(Collective::kReduce, s.data, r.data, s.count, s.type, red, root));
-      },
-      "send"_a, "recv"_a.none() = nb::none(), "root"_a = 0, "op"_a = "sum", "async_op"_a = false,
-      "Reduces `send` over all ranks into root's `recv` (in place when None); other ranks' recv is untouched.");
-  cls.def(
-      "gather",
-      [](PyCommunicator& self, nb::handle send, nb::handle recvArg, int root, bool async) {
-        Buffer s = inputOf(send, "gather send");
-        Communicator& c = self.comm();
-        Buffer r;
-        if (c.rank() == root) {
-          if (recvArg.is_none()) throw Failure{invalidArgument("gather: the root needs a recv array")};
-          r = outputOf(recvArg, "gather recv");
-          sameType(s, r, "gather");
-          countIs(r.count, s.count * c.size(), "gather", "recv (send's count times the ranks)");
-        }
-        return self.call(async, {s, r}, CollArgs(Collective::kGather, s.data, r.data, s.count, s.type, {}, root));
-      },
-      "send"_a, "recv"_a.none() = nb::none(), "root"_a = 0, "async_op"_a = false,
-      "Root receives every rank's `send`, in rank order (recv is needed on the root only).");
-  cls.def(
-      "scatter",
-      [](PyCommunicator& self, nb::handle sendArg, nb::handle recv, int root, bool async) {
-        Buffer r = outputOf(recv, "scatter recv");
-        Communicator& c = self.comm();
-        Buffer s;
-        if (c.rank() == root) {
-          if (sendArg.is_none()) throw Failure{invalidArgument("scatter: the root needs a send array")};
-          s = inputOf(sendArg, "scatter send");
-          sameType(s, r, "scatter");
-          countIs(s.count, r.count * c.size(), "scatter", "send (recv's count times the ranks)");
-        }
-        return self.call(async, {s, r}, CollArgs(Collective::kScatter, s.data, r.data, r.count, r.type, {}, root));
-      },
-      "send"_a.none(), "recv"_a, "root"_a = 0, "async_op"_a = false,
-      "Rank i receives block i of root's `send` (send is needed on the root only).");
-  cls.def(
-      "send",
-      [](PyCommunicator& self, nb::handle buf, int peer, bool async) {
-        Buffer b = inputOf(buf, "send buffer");
-        return self.call(async, {b}, CollArgs(Collective::kSend, b.data, nullptr, b.count, b.type, {}, peer));
-      },
-      "buffer"_a, "peer"_a, "async_op"_a = false, "Sends `buffer` to rank `peer`, which calls recv.");
-  cls.def(
-      "recv",
-      [](PyCommunicator& self, nb::handle buf, int peer, bool async) {
-        Buffer b = outputOf(buf, "recv buffer");
-        return self.call(async, {b}, CollArgs(Collective::kRecv, nullptr, b.data, b.count, b.type, {}, peer));
-      },
-      "buffer"_a, "peer"_a, "async_op"_a = false, "Receives into `buffer` what rank `peer` sends.");
+      "collective"_a, "send"_a.none(), "recv"_a.none(), "count"_a, "op"_a = "sum", "root"_a = 0,
+      "send_counts"_a = std::vector<size_t>{}, "send_displs"_a = std::vector<size_t>{},
+      "recv_counts"_a = std::vector<size_t>{}, "recv_displs"_a = std::vector<size_t>{}, "async_op"_a = false,
+      "Runs one operation (chorus::Communicator::run), or submits it and returns a Request that holds its arrays.");
   cls.def(
       "barrier",
       [](PyCommunicator& self, bool async) -> nb::object {
@@ -533,5 +416,5 @@ NB_MODULE(_chorus, m) {
       .def("close", &PyCommunicator::close, "Destroys the communicator (waits for its async calls).")
       .def("__enter__", [](nb::object self) { return self; })
       .def("__exit__", [](PyCommunicator& self, nb::args) { self.close(); });
-  bindCalls(cls);
+  bindSubmit(m, cls);
 }
