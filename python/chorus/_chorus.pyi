@@ -86,9 +86,9 @@ class Communicator:
 
     def __exit__(self, *args) -> None: ...
 
-    def submit(self, collective: Collective, send: Array | None, recv: Array | None, count: int, op: str = 'sum', root: int = 0, send_counts: Sequence[int] = [], send_displs: Sequence[int] = [], recv_counts: Sequence[int] = [], recv_displs: Sequence[int] = [], async_op: bool = False) -> object:
+    def submit(self, collective: int, send: object | None, recv: object | None, op: str = 'sum', root: int = 0, async_op: bool = False, send_counts: Sequence[int] | None = None, recv_counts: Sequence[int] | None = None) -> object:
         """
-        Runs one operation (chorus::Communicator::run), or submits it and returns a Request that holds its arrays.
+        Checks the arrays of one operation (`collective`: a Collective's value) against each other and runs it (chorus::Communicator::run), or submits it and returns a Request that holds them. The arrays are numpy arrays, torch CPU tensors or any buffer-protocol or DLPack object; recv None makes AllReduce and Reduce in place.
         """
 
     def barrier(self, async_op: bool = False) -> object:
@@ -118,26 +118,3 @@ class Collective(enum.Enum):
     send = 9
 
     recv = 10
-
-class Array:
-    """
-    An array a call reads or writes in place, checked once and held while it may.
-    """
-
-    @property
-    def count(self) -> int:
-        """Its elements."""
-
-    @property
-    def dtype(self) -> str:
-        """chorus's name of its type."""
-
-def array_read(array: object, what: str) -> Array:
-    """
-    `array` as an Array a call reads; chorus.Error naming `what` if it cannot be one.
-    """
-
-def array_written(array: object, what: str) -> Array:
-    """
-    `array` as an Array a call writes; chorus.Error naming `what` if it cannot be one (read-only too).
-    """

@@ -1,43 +1,29 @@
-"""chorus.Communicator: each collective's arrays checked against each other, then one submit to the library.
+"""chorus.Communicator: the Python face of the C++ Communicator, each collective one submit to the extension.
 
-The extension (_chorus) turns an object into an Array once (contiguous, of one of chorus's types, writable where the
-call writes it) and runs or submits an operation; what each collective needs of its arrays is said here, once.
+The extension (_chorus) turns each object into an array once (contiguous, of one of chorus's types, writable where
+the call writes it), checks a collective's arrays against each other (one rule per collective, python/src/module.cc)
+and runs or submits the operation: submit(collective, send, recv, op, root, async_op, send_counts, recv_counts).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import accumulate
 
 from . import _chorus
-from ._chorus import Collective, Error, Request, UniqueId
+from ._chorus import Collective, Request, UniqueId
 
-
-def _invalid(message: str) -> Error:
-    error = Error(message)
-    error.code = "invalid_argument"
-    return error
-
-
-def _same_type(send: _chorus.Array, recv: _chorus.Array, call: str) -> None:
-    if send.dtype != recv.dtype:
-        raise _invalid(f"{call}: send and recv have different element types ({send.dtype} and {recv.dtype})")
-
-
-def _count_is(actual: int, expected: int, call: str, what: str) -> None:
-    if actual != expected:
-        raise _invalid(f"{call}: {what} holds {actual} elements, expected {expected}")
-
-
-def _reduced_pair(send: object, recv: object | None, call: str) -> tuple[_chorus.Array, _chorus.Array]:
-    """The arrays of a reduction whose recv has send's size; in place (recv None) send receives the result."""
-    if recv is None:
-        s = _chorus.array_written(send, f"{call} send (in place: it receives the result)")
-        return s, s
-    s, r = _chorus.array_read(send, f"{call} send"), _chorus.array_written(recv, f"{call} recv")
-    _same_type(s, r, call)
-    _count_is(r.count, s.count, call, "recv")
-    return s, r
+# The operations, as submit takes them (a plain int is the cheapest argument to pass).
+_ALL_REDUCE = Collective.all_reduce.value
+_REDUCE_SCATTER = Collective.reduce_scatter.value
+_ALL_GATHER = Collective.all_gather.value
+_ALL_TO_ALL = Collective.all_to_all.value
+_ALL_TO_ALL_V = Collective.all_to_all_v.value
+_BROADCAST = Collective.broadcast.value
+_REDUCE = Collective.reduce.value
+_GATHER = Collective.gather.value
+_SCATTER = Collective.scatter.value
+_SEND = Collective.send.value
+_RECV = Collective.recv.value
 
 
 class Communicator:
@@ -115,90 +101,49 @@ class Communicator:
     def all_reduce(self, send: object, recv: object | None = None, op: str = "sum",
                    async_op: bool = False) -> Request | None:
         """Reduces `send` over all ranks into `recv` (in place when recv is None)."""
-        s, r = _reduced_pair(send, recv, "all_reduce")
-        return self._comm.submit(Collective.all_reduce, s, r, s.count, op=op, async_op=async_op)
+        return self._comm.submit(_ALL_REDUCE, send, recv, op, 0, async_op)
 
     def reduce_scatter(self, send: object, recv: object, op: str = "sum", async_op: bool = False) -> Request | None:
         """Reduces `send` over all ranks; rank i receives block i (recv's size) of the result."""
-        s = _chorus.array_read(send, "reduce_scatter send")
-        r = _chorus.array_written(recv, "reduce_scatter recv")
-        _same_type(s, r, "reduce_scatter")
-        _count_is(s.count, r.count * self.size, "reduce_scatter", "send (recv's count times the ranks)")
-        return self._comm.submit(Collective.reduce_scatter, s, r, r.count, op=op, async_op=async_op)
+        return self._comm.submit(_REDUCE_SCATTER, send, recv, op, 0, async_op)
 
     def all_gather(self, send: object, recv: object, async_op: bool = False) -> Request | None:
         """Every rank receives every rank's `send`, in rank order."""
-        s, r = _chorus.array_read(send, "all_gather send"), _chorus.array_written(recv, "all_gather recv")
-        _same_type(s, r, "all_gather")
-        _count_is(r.count, s.count * self.size, "all_gather", "recv (send's count times the ranks)")
-        return self._comm.submit(Collective.all_gather, s, r, s.count, async_op=async_op)
+        return self._comm.submit(_ALL_GATHER, send, recv, "sum", 0, async_op)
 
     def all_to_all(self, send: object, recv: object, async_op: bool = False) -> Request | None:
         """Block j of `send` goes to rank j; block i of `recv` comes from rank i."""
-        s, r = _chorus.array_read(send, "all_to_all send"), _chorus.array_written(recv, "all_to_all recv")
-        _same_type(s, r, "all_to_all")
-        _count_is(r.count, s.count, "all_to_all", "recv")
-        if s.count % self.size != 0:
-            raise _invalid(f"all_to_all: {s.count} elements do not split evenly over {self.size} ranks")
-        return self._comm.submit(Collective.all_to_all, s, r, s.count // self.size, async_op=async_op)
+        return self._comm.submit(_ALL_TO_ALL, send, recv, "sum", 0, async_op)
 
     def all_to_all_v(self, send: object, send_counts: Sequence[int], recv: object, recv_counts: Sequence[int],
                      async_op: bool = False) -> Request | None:
         """All-to-all with a count per peer: send_counts[j] elements to rank j, recv_counts[i] from rank i, packed."""
-        s, r = _chorus.array_read(send, "all_to_all_v send"), _chorus.array_written(recv, "all_to_all_v recv")
-        _same_type(s, r, "all_to_all_v")
-        send_counts, recv_counts = list(send_counts), list(recv_counts)
-        if len(send_counts) != self.size or len(recv_counts) != self.size:
-            raise _invalid(f"all_to_all_v: the counts must have one entry per rank ({self.size})")
-        if sum(send_counts) > s.count or sum(recv_counts) > r.count:
-            raise _invalid("all_to_all_v: the counts add up to more than the arrays hold")
-        send_displs = [0, *accumulate(send_counts)][:-1]
-        recv_displs = [0, *accumulate(recv_counts)][:-1]
-        return self._comm.submit(Collective.all_to_all_v, s, r, 0, send_counts=send_counts, send_displs=send_displs,
-                                 recv_counts=recv_counts, recv_displs=recv_displs, async_op=async_op)
+        return self._comm.submit(_ALL_TO_ALL_V, send, recv, "sum", 0, async_op, send_counts, recv_counts)
 
     def broadcast(self, buffer: object, root: int, async_op: bool = False) -> Request | None:
         """Copies root's `buffer` into every rank's, in place."""
-        b = _chorus.array_written(buffer, "broadcast buffer")
-        return self._comm.submit(Collective.broadcast, b, b, b.count, root=root, async_op=async_op)
+        return self._comm.submit(_BROADCAST, None, buffer, "sum", root, async_op)
 
     def reduce(self, send: object, recv: object | None = None, root: int = 0, op: str = "sum",
                async_op: bool = False) -> Request | None:
         """Reduces `send` over all ranks into root's `recv` (in place when None); other ranks' recv is untouched."""
-        s, r = _reduced_pair(send, recv, "reduce")
-        return self._comm.submit(Collective.reduce, s, r, s.count, op=op, root=root, async_op=async_op)
+        return self._comm.submit(_REDUCE, send, recv, op, root, async_op)
 
     def gather(self, send: object, recv: object | None = None, root: int = 0, async_op: bool = False) -> Request | None:
         """Root receives every rank's `send`, in rank order (recv is needed on the root only)."""
-        s, r = _chorus.array_read(send, "gather send"), None
-        if self.rank == root:
-            if recv is None:
-                raise _invalid("gather: the root needs a recv array")
-            r = _chorus.array_written(recv, "gather recv")
-            _same_type(s, r, "gather")
-            _count_is(r.count, s.count * self.size, "gather", "recv (send's count times the ranks)")
-        return self._comm.submit(Collective.gather, s, r, s.count, root=root, async_op=async_op)
+        return self._comm.submit(_GATHER, send, recv, "sum", root, async_op)
 
     def scatter(self, send: object | None, recv: object, root: int = 0, async_op: bool = False) -> Request | None:
         """Rank i receives block i of root's `send` (send is needed on the root only)."""
-        r, s = _chorus.array_written(recv, "scatter recv"), None
-        if self.rank == root:
-            if send is None:
-                raise _invalid("scatter: the root needs a send array")
-            s = _chorus.array_read(send, "scatter send")
-            _same_type(s, r, "scatter")
-            _count_is(s.count, r.count * self.size, "scatter", "send (recv's count times the ranks)")
-        return self._comm.submit(Collective.scatter, s, r, r.count, root=root, async_op=async_op)
+        return self._comm.submit(_SCATTER, send, recv, "sum", root, async_op)
 
     def send(self, buffer: object, peer: int, async_op: bool = False) -> Request | None:
         """Sends `buffer` to rank `peer`, which calls recv."""
-        b = _chorus.array_read(buffer, "send buffer")
-        return self._comm.submit(Collective.send, b, None, b.count, root=peer, async_op=async_op)
+        return self._comm.submit(_SEND, buffer, None, "sum", peer, async_op)
 
     def recv(self, buffer: object, peer: int, async_op: bool = False) -> Request | None:
         """Receives into `buffer` what rank `peer` sends."""
-        b = _chorus.array_written(buffer, "recv buffer")
-        return self._comm.submit(Collective.recv, None, b, b.count, root=peer, async_op=async_op)
+        return self._comm.submit(_RECV, None, buffer, "sum", peer, async_op)
 
     def barrier(self, async_op: bool = False) -> Request | None:
         """Returns once every rank has called it."""

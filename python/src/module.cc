@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,8 +60,15 @@ void check(const Status& st) {
 using ReadOnly = nb::ndarray<nb::ro, nb::device::cpu>;
 using Writable = nb::ndarray<nb::device::cpu>;
 
+// An argument's name in errors ("all_reduce recv"), put together only for an error.
+struct ArgName {
+  const char* call;
+  const char* role;
+  std::string text() const { return std::string(call) + " " + role; }
+};
+
 template <typename Array>
-DataType dataTypeOf(const Array& a, const char* what) {
+DataType dataTypeOf(const Array& a, const ArgName& what) {
   const nb::dlpack::dtype t = a.dtype();
   using Code = nb::dlpack::dtype_code;
   const auto code = static_cast<Code>(t.code);
@@ -77,7 +85,7 @@ DataType dataTypeOf(const Array& a, const char* what) {
     if (code == Code::Float && t.bits == 64) return DataType::kFloat64;
     if (code == Code::Bfloat && t.bits == 16) return DataType::kBfloat16;
   }
-  throw Failure{invalidArgument(std::string(what) + ": element type (DLPack code " + std::to_string(t.code) + ", " +
+  throw Failure{invalidArgument(what.text() + ": element type (DLPack code " + std::to_string(t.code) + ", " +
                                 std::to_string(t.bits) +
                                 " bits) is none of chorus's: int8, uint8, bool, int32, "
                                 "uint32, int64, uint64, float16, bfloat16, float32, float64")};
@@ -96,13 +104,13 @@ struct Buffer {
 };
 
 template <typename Array>
-void describe(const Array& a, const char* what, Buffer* b) {
+void describe(const Array& a, const ArgName& what, Buffer* b) {
   // An empty array has nothing to be contiguous about (numpy gives it strides of 0).
   size_t expected = 1;
   for (size_t d = a.ndim(); a.size() > 0 && d-- > 0;) {
     if (a.shape(d) != 1 && a.stride(d) != static_cast<int64_t>(expected)) {
-      throw Failure{invalidArgument(std::string(what) + ": not contiguous (chorus works in place; pass a "
-                                                        "contiguous array, e.g. numpy.ascontiguousarray)")};
+      throw Failure{invalidArgument(what.text() + ": not contiguous (chorus works in place; pass a "
+                                                  "contiguous array, e.g. numpy.ascontiguousarray)")};
     }
     expected *= a.shape(d);
   }
@@ -111,14 +119,14 @@ void describe(const Array& a, const char* what, Buffer* b) {
   b->type = dataTypeOf(a, what);
 }
 
-[[noreturn]] void notAnArray(const char* what) {
-  throw Failure{invalidArgument(std::string(what) +
+[[noreturn]] void notAnArray(const ArgName& what) {
+  throw Failure{invalidArgument(what.text() +
                                 ": not an array in host memory (a numpy array, a torch CPU tensor, or any "
                                 "buffer-protocol or DLPack object)")};
 }
 
 // An array a call reads. No implicit conversion: a copy would be read, not the caller's array.
-Buffer inputOf(nb::handle h, const char* what) {
+Buffer inputOf(nb::handle h, const ArgName& what) {
   Buffer b;
   ReadOnly view;
   if (!nb::try_cast(h, view, /*convert=*/false)) notAnArray(what);
@@ -130,14 +138,13 @@ Buffer inputOf(nb::handle h, const char* what) {
 
 // An array a call writes: refused before a byte moves where it is read-only (a numpy array with writeable False,
 // one over bytes or a read-only mmap, any exporter that refuses a writable view).
-Buffer outputOf(nb::handle h, const char* what) {
+Buffer outputOf(nb::handle h, const ArgName& what) {
   Buffer b;
   Writable view;
   if (!nb::try_cast(h, view, /*convert=*/false)) {
     ReadOnly readOnly;
     if (nb::try_cast(h, readOnly, /*convert=*/false)) {
-      throw Failure{
-          invalidArgument(std::string(what) + ": read-only (the call writes into it; pass a writable array)")};
+      throw Failure{invalidArgument(what.text() + ": read-only (the call writes into it; pass a writable array)")};
     }
     notAnArray(what);
   }
@@ -145,6 +152,20 @@ Buffer outputOf(nb::handle h, const char* what) {
   b.writeView = std::move(view);
   b.array = nb::borrow(h);
   return b;
+}
+
+void sameType(const Buffer& a, const Buffer& b, const char* call) {
+  if (a.type != b.type) {
+    throw Failure{invalidArgument(std::string(call) + ": send and recv have different element types (" +
+                                  dataTypeName(a.type) + " and " + dataTypeName(b.type) + ")")};
+  }
+}
+
+void countIs(size_t actual, size_t expected, const char* call, const char* what) {
+  if (actual != expected) {
+    throw Failure{invalidArgument(std::string(call) + ": " + what + " holds " + std::to_string(actual) +
+                                  " elements, expected " + std::to_string(expected))};
+  }
 }
 
 RedOp redOpOf(const std::string& name) {
@@ -208,8 +229,131 @@ class PyCommunicator {
   std::unique_ptr<Communicator> comm_;
 };
 
-// Every call goes through one binding: chorus/_communicator.py checks each collective's arrays against each other and
-// submits them here with the operation's other fields.
+// How a collective's arrays relate: the one thing the binding knows of each collective (chorus/_communicator.py
+// gives each its Python signature and submits it here).
+enum class Counts {
+  kEqual,                 // recv holds send's count (the operation's count)
+  kRecvIsSendTimesRanks,  // AllGather, Gather: the count is send's
+  kSendIsRecvTimesRanks,  // ReduceScatter, Scatter: the count is recv's
+  kEqualInRankBlocks,     // AlltoAll: equal, in one block per rank (the count is a block's)
+  kPerPeer,               // AlltoAllv: counts per peer, packed
+  kOneArray,              // Broadcast, Send, Recv: the count is the array's
+};
+enum class Needed { kBoth, kSendOnRoot, kRecvOnRoot };
+
+struct ArrayRule {
+  const char* call;
+  const char* send;  // its name in errors; nullptr: no send array
+  const char* recv;  // nullptr: no recv array
+  Counts counts;
+  bool inPlace = false;  // recv None: send receives the result
+  Needed needed = Needed::kBoth;
+  bool sendIsRecv = false;  // one array is both (Broadcast)
+};
+
+// In the order of chorus::Collective.
+constexpr ArrayRule kArrayRules[] = {
+    {"all_reduce", "send", "recv", Counts::kEqual, true},
+    {"reduce_scatter", "send", "recv", Counts::kSendIsRecvTimesRanks},
+    {"all_gather", "send", "recv", Counts::kRecvIsSendTimesRanks},
+    {"all_to_all", "send", "recv", Counts::kEqualInRankBlocks},
+    {"all_to_all_v", "send", "recv", Counts::kPerPeer},
+    {"broadcast", nullptr, "buffer", Counts::kOneArray, false, Needed::kBoth, true},
+    {"reduce", "send", "recv", Counts::kEqual, true},
+    {"gather", "send", "recv", Counts::kRecvIsSendTimesRanks, false, Needed::kRecvOnRoot},
+    {"scatter", "send", "recv", Counts::kSendIsRecvTimesRanks, false, Needed::kSendOnRoot},
+    {"send", "buffer", nullptr, Counts::kOneArray},
+    {"recv", nullptr, "buffer", Counts::kOneArray},
+};
+static_assert(std::size(kArrayRules) == static_cast<size_t>(Collective::kRecv) + 1, "a rule per collective");
+
+// Checks a call's arrays against each other by its rule and runs or submits it: every call of the module but
+// barrier goes through here.
+nb::object submit(PyCommunicator& self, int collective, nb::handle sendArg, nb::handle recvArg, const std::string& op,
+                  int root, bool async, std::optional<std::vector<size_t>> sendCountsArg,
+                  std::optional<std::vector<size_t>> recvCountsArg) {
+  if (collective < 0 || static_cast<size_t>(collective) >= std::size(kArrayRules))
+    throw Failure{invalidArgument("submit: no collective " + std::to_string(collective))};
+  const auto coll = static_cast<Collective>(collective);
+  const ArrayRule& rule = kArrayRules[collective];
+  const char* call = rule.call;
+  const size_t n = static_cast<size_t>(self.comm().size());
+  const bool isRoot = self.comm().rank() == root;
+  const bool needSend = rule.send && (rule.needed != Needed::kSendOnRoot || isRoot);
+  const bool needRecv = rule.recv && (rule.needed != Needed::kRecvOnRoot || isRoot);
+  auto needed = [&](nb::handle h, const char* what) {
+    if (h.is_none()) throw Failure{invalidArgument(std::string(call) + ": the root needs a " + what + " array")};
+  };
+  Buffer s, r;
+  if (rule.inPlace && recvArg.is_none()) {
+    s = outputOf(sendArg, {call, "send (in place: it receives the result)"});
+    r = s;
+  } else {
+    if (needSend) {
+      needed(sendArg, rule.send);
+      s = inputOf(sendArg, {call, rule.send});
+    }
+    if (needRecv) {
+      needed(recvArg, rule.recv);
+      r = outputOf(recvArg, {call, rule.recv});
+    }
+    if (needSend && needRecv) sameType(s, r, call);
+  }
+  if (rule.sendIsRecv) s = r;
+  size_t count = needSend ? s.count : r.count;
+  const std::vector<size_t> sendCounts = sendCountsArg.value_or(std::vector<size_t>{});
+  const std::vector<size_t> recvCounts = recvCountsArg.value_or(std::vector<size_t>{});
+  std::vector<size_t> sendDispls, recvDispls;
+  switch (rule.counts) {
+    case Counts::kEqual:
+      countIs(r.count, s.count, call, "recv");
+      break;
+    case Counts::kRecvIsSendTimesRanks:
+      if (needRecv) countIs(r.count, s.count * n, call, "recv (send's count times the ranks)");
+      break;
+    case Counts::kSendIsRecvTimesRanks:
+      if (needSend) countIs(s.count, r.count * n, call, "send (recv's count times the ranks)");
+      count = r.count;
+      break;
+    case Counts::kEqualInRankBlocks:
+      countIs(r.count, s.count, call, "recv");
+      if (s.count % n != 0) {
+        throw Failure{invalidArgument(std::string(call) + ": " + std::to_string(s.count) +
+                                      " elements do not split evenly over " + std::to_string(n) + " ranks")};
+      }
+      count = s.count / n;
+      break;
+    case Counts::kPerPeer: {
+      if (sendCounts.size() != n || recvCounts.size() != n) {
+        throw Failure{invalidArgument(std::string(call) + ": the counts must have one entry per rank (" +
+                                      std::to_string(n) + ")")};
+      }
+      size_t sendTotal = 0, recvTotal = 0;
+      for (size_t i = 0; i < n; ++i) {
+        sendDispls.push_back(sendTotal);
+        recvDispls.push_back(recvTotal);
+        sendTotal += sendCounts[i];
+        recvTotal += recvCounts[i];
+      }
+      if (sendTotal > s.count || recvTotal > r.count) {
+        throw Failure{invalidArgument(std::string(call) + ": the counts add up to more than the arrays hold")};
+      }
+      break;
+    }
+    case Counts::kOneArray:
+      break;
+  }
+  const DataType type = needSend ? s.type : r.type;
+  // The async call copies counts and displacements; the blocking one reads them before it returns.
+  const CollArgs args = coll == Collective::kAlltoAllv
+                            ? CollArgs::alltoAllv(s.data, sendCounts.data(), sendDispls.data(), r.data,
+                                                  recvCounts.data(), recvDispls.data(), type)
+                            : CollArgs(coll, s.data, r.data, count, type, redOpOf(op), root);
+  std::vector<Buffer> arrays;  // what an async call holds alive
+  if (async) arrays = {std::move(s), std::move(r)};
+  return self.call(async, std::move(arrays), args);
+}
+
 void bindSubmit(nb::module_& m, nb::class_<PyCommunicator>& cls) {
   nb::enum_<Collective>(m, "Collective", "The operation of a submit (chorus::Collective).")
       .value("all_reduce", Collective::kAllReduce)
@@ -223,40 +367,12 @@ void bindSubmit(nb::module_& m, nb::class_<PyCommunicator>& cls) {
       .value("scatter", Collective::kScatter)
       .value("send", Collective::kSend)
       .value("recv", Collective::kRecv);
-  nb::class_<Buffer>(m, "Array", "An array a call reads or writes in place, checked once and held while it may.")
-      .def_ro("count", &Buffer::count, "Its elements.")
-      .def_prop_ro(
-          "dtype", [](const Buffer& b) { return std::string(dataTypeName(b.type)); }, "chorus's name of its type.");
-  m.def(
-      "array_read", [](nb::handle h, const std::string& what) { return inputOf(h, what.c_str()); }, "array"_a,
-      "what"_a, "`array` as an Array a call reads; chorus.Error naming `what` if it cannot be one.");
-  m.def(
-      "array_written", [](nb::handle h, const std::string& what) { return outputOf(h, what.c_str()); }, "array"_a,
-      "what"_a, "`array` as an Array a call writes; chorus.Error naming `what` if it cannot be one (read-only too).");
-  cls.def(
-      "submit",
-      [](PyCommunicator& self, Collective coll, const Buffer* send, const Buffer* recv, size_t count,
-         const std::string& op, int root, const std::vector<size_t>& sendCounts, const std::vector<size_t>& sendDispls,
-         const std::vector<size_t>& recvCounts, const std::vector<size_t>& recvDispls, bool async) {
-        std::vector<Buffer> arrays;
-        if (send) arrays.push_back(*send);
-        if (recv) arrays.push_back(*recv);
-        if (arrays.empty()) throw Failure{invalidArgument("submit: a call needs an array")};
-        const DataType type = arrays.front().type;
-        void* sendData = send ? send->data : nullptr;
-        void* recvData = recv ? recv->data : nullptr;
-        // The async call copies counts and displacements; the blocking one reads them before it returns.
-        const CollArgs args =
-            coll == Collective::kAlltoAllv
-                ? CollArgs::alltoAllv(sendData, sendCounts.data(), sendDispls.data(), recvData, recvCounts.data(),
-                                      recvDispls.data(), type)
-                : CollArgs(coll, sendData, recvData, count, type, redOpOf(op), root);
-        return self.call(async, std::move(arrays), args);
-      },
-      "collective"_a, "send"_a.none(), "recv"_a.none(), "count"_a, "op"_a = "sum", "root"_a = 0,
-      "send_counts"_a = std::vector<size_t>{}, "send_displs"_a = std::vector<size_t>{},
-      "recv_counts"_a = std::vector<size_t>{}, "recv_displs"_a = std::vector<size_t>{}, "async_op"_a = false,
-      "Runs one operation (chorus::Communicator::run), or submits it and returns a Request that holds its arrays.");
+  cls.def("submit", &submit, "collective"_a, "send"_a.none(), "recv"_a.none(), "op"_a = "sum", "root"_a = 0,
+          "async_op"_a = false, "send_counts"_a = nb::none(), "recv_counts"_a = nb::none(),
+          "Checks the arrays of one operation (`collective`: a Collective's value) against each other and runs it "
+          "(chorus::Communicator::run), or "
+          "submits it and returns a Request that holds them. The arrays are numpy arrays, torch CPU tensors or any "
+          "buffer-protocol or DLPack object; recv None makes AllReduce and Reduce in place.");
   cls.def(
       "barrier",
       [](PyCommunicator& self, bool async) -> nb::object {
