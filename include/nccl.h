@@ -164,8 +164,8 @@ typedef struct ncclConfig_v23200 {
   int nChannelsPerNetPeer; /**< network channels, accepted without effect */
   int nvlinkCentricSched;  /**< NVLink scheduling, accepted without effect */
   int graphUsageMode;      /**< CUDA graph use, accepted without effect */
-  int numRmaCtx;           /**< one-sided contexts, accepted without effect */
-  int maxP2pPeers;         /**< concurrent point-to-point peers, accepted without effect */
+  int numRmaCtx;   /**< one-sided contexts: 1 or more connects chorus's one-sided channel at init (unset: none) */
+  int maxP2pPeers; /**< concurrent point-to-point peers, accepted without effect */
   int graphStreamOrdering; /**< CUDA graph ordering, accepted without effect */
   int launchOrderImplicit; /**< kernel launch order across communicators, accepted without effect */
   int numRmaSig;           /**< one-sided signals per context, accepted without effect */
@@ -530,7 +530,10 @@ ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int
 ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                        cudaStream_t stream);
 
-/** One-sided operations on windows (2.29). Not in chorus yet: each returns ncclInvalidUsage naming itself. */
+/** One-sided operations on windows (2.29), on host memory, for a communicator made with ncclConfig_t.numRmaCtx >= 1
+ *  (else ncclInvalidUsage): ncclPutSignal writes count elements into peer's window peerWin at byte peerWinOffset,
+ *  then signals sigIdx of context ctx there; it returns once localbuff may be reused. ncclSignal signals alone;
+ *  ncclWaitSignal waits for each descriptor's opCnt signals, which see the data of the puts before them. flags: 0. */
 ncclResult_t ncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer, ncclWindow_t peerWin,
                            size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
                            cudaStream_t stream);

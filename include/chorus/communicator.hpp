@@ -53,6 +53,10 @@ struct CommConfig {
   /// environment-variable page mark them); create() fails naming an unknown setting, a process-wide one or an
   /// invalid value. Splits and shrinks inherit them.
   std::map<std::string, std::string> settings;
+  /// Contexts of one-sided puts and signals (NCCL's ncclConfig_t.numRmaCtx): above 0, init connects a second set of
+  /// connections and starts a thread that carries the puts over them (the C API's ncclPutSignal, ncclSignal and
+  /// ncclWaitSignal); 0: none, and one-sided calls are refused.
+  int oneSidedContexts = 0;
 };
 
 /// One rank's handle on a group of ranks that run collectives together: made collectively (create(),

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <random>
 
@@ -25,11 +26,17 @@ std::string machineId() {
 }
 
 uint64_t processToken() {
-  static const uint64_t token = [] {
+  // Made anew in a child forked after the first use: the child is another process, and its peers must not take
+  // it for its parent (they would pick the loopback transport of ranks that share memory).
+  static std::atomic<pid_t> owner{0};
+  static std::atomic<uint64_t> token{0};
+  const pid_t self = getpid();
+  if (owner.load(std::memory_order_acquire) != self) {
     std::random_device rd;
-    return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(getpid());
-  }();
-  return token;
+    token.store((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(self), std::memory_order_relaxed);
+    owner.store(self, std::memory_order_release);
+  }
+  return token.load(std::memory_order_relaxed);
 }
 
 }  // namespace chorus::bootstrap

@@ -91,6 +91,9 @@ Status readConfig(const ncclConfig_t* config, ncclConfig_t* out) {
   if (out->blocking != NCCL_CONFIG_UNDEF_INT && out->blocking != 0 && out->blocking != 1) {
     return invalidArgument("ncclConfig_t: blocking must be 0 or 1");
   }
+  if (out->numRmaCtx != NCCL_CONFIG_UNDEF_INT && out->numRmaCtx < 0) {
+    return invalidArgument("ncclConfig_t: numRmaCtx must be 0 or more");
+  }
   return Status::ok();
 }
 
@@ -133,7 +136,10 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int r
   auto* comm = new ncclComm();
   comm->blocking = cfg.blocking != 0;
   comm->cudaDevice = chorus::gpu::currentDevice();
-  Status st = chorus::Communicator::create(uid, nranks, rank, &comm->comm, blockingConfig(comm->blocking));
+  chorus::CommConfig commConfig = blockingConfig(comm->blocking);
+  // chorus connects the one-sided channel only where the program asks for it (NCCL's default is one context).
+  commConfig.oneSidedContexts = cfg.numRmaCtx == NCCL_CONFIG_UNDEF_INT ? 0 : cfg.numRmaCtx;
+  Status st = chorus::Communicator::create(uid, nranks, rank, &comm->comm, commConfig);
   if (st.code() == chorus::ErrorCode::kInProgress) {
     *out = comm;  // nonblocking: the init runs on the communicator's thread, ncclCommGetAsyncError tells its end
     return ncclInProgress;

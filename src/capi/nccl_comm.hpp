@@ -39,12 +39,14 @@ struct ncclComm {
   };
   std::vector<PreMulOp> preMulOps;  // ncclRedOp_t value = ncclNumOps + index
   std::vector<std::unique_ptr<ncclWindow_vidmem>> windows;
-  std::mutex mutex;  // guards preMulOps and windows
+  uint64_t windowsRegistered = 0;  // the next window's id: windows are registered collectively, so ids agree
+  std::mutex mutex;                // guards preMulOps, windows and windowsRegistered
 };
 
-/// What an ncclWindow_t points to. The host path reads buffers wherever they are, so a window only records its
-/// range; it is the handle NCCL's programs pass around and give back to ncclCommWindowDeregister.
+/// What an ncclWindow_t points to. The host path reads buffers wherever they are, so a window records its range;
+/// it is the handle NCCL's programs pass around, give to the one-sided calls and back to ncclCommWindowDeregister.
 struct ncclWindow_vidmem {
+  uint64_t id = 0;  // its place in the communicator's registrations: what a put names to the peer
   void* base = nullptr;
   size_t size = 0;
   int flags = NCCL_WIN_DEFAULT;

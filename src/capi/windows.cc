@@ -1,10 +1,13 @@
 // Windows (ncclCommWindowRegister): the host path reads buffers wherever they are, so a window records its range;
 // it is the handle NCCL's programs pass around, give to the one-sided calls and back to ncclCommWindowDeregister.
+// Registration is collective in NCCL, so every rank numbers its windows alike: a put names the target's window by
+// that number, and the communicator's one-sided channel (if it has one) learns where each lies.
 #include <mutex>
 #include <string>
 
 #include "capi/api_support.hpp"
 #include "capi/nccl_comm.hpp"
+#include "comm/comm_access.hpp"
 
 using chorus::capi::report;
 
@@ -32,6 +35,9 @@ ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, n
   window->size = size;
   window->flags = winFlags;
   std::lock_guard<std::mutex> lock(comm->mutex);
+  window->id = comm->windowsRegistered++;
+  if (chorus::OneSided* channel = chorus::CommAccess::impl(*comm->comm).oneSided())
+    channel->addWindow(window->id, buff, size);
   *win = window.get();
   comm->windows.push_back(std::move(window));
   return ncclSuccess;
@@ -43,6 +49,7 @@ ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) try {
   std::lock_guard<std::mutex> lock(comm->mutex);
   for (auto it = comm->windows.begin(); it != comm->windows.end(); ++it) {
     if (it->get() == win) {
+      if (chorus::OneSided* channel = chorus::CommAccess::impl(*comm->comm).oneSided()) channel->removeWindow(win->id);
       comm->windows.erase(it);
       return ncclSuccess;
     }

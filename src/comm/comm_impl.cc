@@ -191,6 +191,7 @@ CommImpl::MemoryUse CommImpl::memoryUse() {
   use.releasable = dispatcher_.releasableBytes();
   for (const auto& c : connections_)
     if (c) use.persistent += c->bufferBytes();
+  if (oneSided_) use.persistent += oneSided_->bufferBytes();
   return use;
 }
 
@@ -392,6 +393,7 @@ void CommImpl::abortFor(const Status& cause) {
 
 void CommImpl::abort() {
   if (aborted_.exchange(true)) return;
+  if (oneSided_) oneSided_->abort();  // its waits and puts end now, not at their timeout
   {
     // A split in progress: its child's init stops waiting too (its own flag ends its waits).
     std::lock_guard<std::mutex> lock(splitMutex_);

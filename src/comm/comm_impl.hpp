@@ -18,6 +18,7 @@
 #include "comm/async_worker.hpp"
 #include "comm/dispatcher.hpp"
 #include "comm/heartbeat.hpp"
+#include "comm/one_sided.hpp"
 #include "core/call_gate.hpp"
 #include "core/settings.hpp"
 #include "engine/execution.hpp"
@@ -130,6 +131,8 @@ class CommImpl final : public std::enable_shared_from_this<CommImpl>, public gpu
   /// Held while an execution of this communicator runs (connections are single-threaded).
   std::mutex& executionMutex() { return executionMutex_; }
   void waitForAsyncWork() { worker_.drain(); }
+  /// The one-sided channel (CommConfig::oneSidedContexts > 0), else null.
+  OneSided* oneSided() { return oneSided_.get(); }
   /// The GPU path's state of this communicator (gpu/peer_group.hpp), set up by the first call that uses it.
   std::shared_ptr<void>& peerMemory() override { return peerMemory_; }
 
@@ -193,6 +196,7 @@ class CommImpl final : public std::enable_shared_from_this<CommImpl>, public gpu
   int shrinks_ = 0;  // apart from splits_: the excluded ranks do not call shrink, so one count would drift
   int agreements_ = 0;
   std::unique_ptr<Heartbeat> heartbeat_;  // when the failure detector is on
+  std::unique_ptr<OneSided> oneSided_;    // when CommConfig::oneSidedContexts > 0
   std::mutex splitMutex_;
   CommImpl* splitChild_ = nullptr;  // the child a split is initialising, under splitMutex_ (abort() aborts it too)
   topology::SystemGraph system_;

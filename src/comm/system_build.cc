@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "comm/comm_impl.hpp"
+#include "comm/one_sided.hpp"
+#include "core/deadline.hpp"
 #include "core/settings.hpp"
 #include "engine/settings.hpp"
 #include "topology/graph_xml.hpp"
@@ -39,6 +41,10 @@ Status CommImpl::connectPeers() {
   CHORUS_TRY(transport::connectPeerMesh(*bootstrap_, rank_, nranks_, settings_, &mesh));
   peers_ = std::move(mesh.peers);
   connections_ = std::move(mesh.connections);
+  if (config_.oneSidedContexts > 0) {
+    CHORUS_TRY(OneSided::connect(*bootstrap_, rank_, nranks_, settings_, config_.oneSidedContexts,
+                                 timeoutOr(config_.timeoutSeconds), &aborted_, &oneSided_));
+  }
 
   CHORUS_TRY(buildSystem());
   return bootstrap_->barrier("ready");
