@@ -4,6 +4,9 @@
     torch.distributed.init_process_group("chorus")          # under torchrun, or with init_method/rank/world_size
     torch.distributed.init_process_group("cpu:chorus,cuda:nccl")
 
+A program that never imports chorus gets the backend too where the package is installed: torch finds it by its
+entry point when init_process_group is asked for "chorus".
+
 The process group's store (torchrun's TCPStore, or init_method's) is where the ranks meet, and
 init_process_group(timeout=...) is the communicator's timeout: a call that waits longer without progress, for a
 missing or dead rank, raises torch.distributed.DistBackendError naming the call and the cause.
@@ -43,5 +46,12 @@ def _create(options, _backend_options):
         options.timeout.total_seconds(), inline_bytes())
 
 
-if BACKEND_NAME not in dist.Backend.backend_list:
-    dist.Backend.register_backend(BACKEND_NAME, _create, extended_api=True, devices=["cpu"])
+def register():
+    """Registers the backend "chorus" with torch.distributed, once; importing this module does it. torch calls it
+    through the package's entry point (group torch.distributed.backends) when a program asks for "chorus" without
+    importing chorus: Ray's and DeepSpeed's workers, torchrun scripts."""
+    if BACKEND_NAME not in dist.Backend.backend_list:
+        dist.Backend.register_backend(BACKEND_NAME, _create, extended_api=True, devices=["cpu"])
+
+
+register()

@@ -10,4 +10,19 @@ CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
   "$python" -m pip install --quiet --no-build-isolation --no-deps --target "$scratch/site" "$source"
 ls "$scratch/site/chorus"
 PYTHONPATH="$scratch/site" "$python" -c "import chorus.torch, torch.distributed as d; assert 'chorus' in d.Backend.backend_list"
+# A program that never imports chorus: torch finds the backend by the package's entry point.
+PYTHONPATH="$scratch/site" "$python" - <<'EOF'
+import sys
+import torch
+import torch.distributed as dist
+assert "chorus" not in sys.modules
+dist.init_process_group("chorus", store=dist.HashStore(), rank=0, world_size=1)
+assert "chorus" in sys.modules, "the backend came without chorus being imported?"
+t = torch.arange(4, dtype=torch.float32)
+dist.all_reduce(t)
+assert t.tolist() == [0.0, 1.0, 2.0, 3.0], t
+assert dist.get_backend() == "chorus", dist.get_backend()
+dist.destroy_process_group()
+print("init_process_group('chorus') without importing chorus: ok")
+EOF
 CHORUS_PYTHON_PATH="$scratch/site" "$python" -m pytest -q -p no:cacheprovider "$source/python/tests/test_package.py"
