@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <fstream>
 #include <random>
 
@@ -26,17 +25,16 @@ std::string machineId() {
 }
 
 uint64_t processToken() {
-  // Made anew in a child forked after the first use: the child is another process, and its peers must not take
-  // it for its parent (they would pick the loopback transport of ranks that share memory).
-  static std::atomic<pid_t> owner{0};
-  static std::atomic<uint64_t> token{0};
-  const pid_t self = getpid();
-  if (owner.load(std::memory_order_acquire) != self) {
+  // A random seed, mixed with the pid of the caller: a child forked after the first use is another process with a
+  // token of its own (its peers would otherwise take it for its parent and pick the loopback transport of ranks
+  // that share memory), while the threads of one process always agree.
+  static const uint64_t seed = [] {
     std::random_device rd;
-    token.store((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(self), std::memory_order_relaxed);
-    owner.store(self, std::memory_order_release);
-  }
-  return token.load(std::memory_order_relaxed);
+    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }();
+  uint64_t pid = static_cast<uint64_t>(getpid());
+  pid *= 0x9e3779b97f4a7c15ull;  // spreads the pid over the word
+  return seed ^ pid;
 }
 
 }  // namespace chorus::bootstrap

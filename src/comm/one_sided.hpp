@@ -104,7 +104,7 @@ class OneSided {
   std::condition_variable changed_;  // a put finished, a signal arrived, a peer failed
   std::condition_variable work_;     // a put was queued (wakes the progress thread)
   std::map<uint64_t, std::span<std::byte>> windows_;
-  uint64_t windowsAdded_ = 0;  // ids below were registered here (some since removed)
+  uint64_t windowsAdded_ = 0;              // ids below were registered here (some since removed)
   std::map<SignalKey, uint64_t> arrived_;  // signals not yet consumed by a wait
   std::vector<std::unique_ptr<Peer>> peers_;
   bool stopping_ = false;  // the communicator goes: the thread sends what is queued, then ends
