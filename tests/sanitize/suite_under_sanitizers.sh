@@ -29,6 +29,7 @@ tree=$build/sanitize-thread
 declare -A threaded=(
   [collectives_threads_test]='ThreadCommunicator.*:Loopback/*_3ranks:-ThreadCommunicator.EveryAlgorithm*'
   [fifo_test]='*' [capi_abort_test]='*' [capi_split_test]='*'
+  [capi_one_sided_test]='OneSided.SignalsCountPerIndexAndContext:OneSided.InvalidCallsNameTheirCause'
   [data_parallel_test]='-*processes*' [zero_test]='-*processes*' [tensor_parallel_test]='-*processes*'
   [moe_test]='-*processes*' [pipeline_parallel_test]='-*Processes*' [balance_test]='-*Processes'
   [param_server_test]='-*Killed*:*Dead*' [shard_keeper_test]='*'
