@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <string>
 
 #include "bootstrap/bootstrap.hpp"
+#include "core/deadline.hpp"
 #include "core/log.hpp"
 #include "transports/peer_mesh.hpp"
 
@@ -23,12 +23,6 @@ constexpr auto kShortSleep = std::chrono::microseconds(50);
 constexpr auto kLongSleep = std::chrono::milliseconds(1);
 constexpr auto kQuietSpell = std::chrono::milliseconds(20);
 constexpr auto kLivenessPeriod = std::chrono::milliseconds(100);
-
-std::string seconds(double s) {
-  char text[32];
-  snprintf(text, sizeof(text), "%g s", s);
-  return text;
-}
 
 std::string describe(const SignalWait& w) {
   return std::to_string(w.count) + " signal(s) from rank " + std::to_string(w.peer) + " at index " +
@@ -193,20 +187,21 @@ Status OneSided::put(int peer, uint64_t window, uint64_t offset, const void* dat
   p.outgoing.push_back(&o);
   work_.notify_one();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSeconds_);
+  // A put the thread has not started is the caller's to withdraw: the thread never touches it again.
+  auto withdraw = [&](Status why) {
+    p.outgoing.erase(std::find(p.outgoing.begin(), p.outgoing.end(), &o));
+    return why;
+  };
   while (!o.done) {
-    if (!o.started && !p.failure.isOk()) {  // never started: the thread will not touch it
-      p.outgoing.erase(std::find(p.outgoing.begin(), p.outgoing.end(), &o));
-      return peerError(peer);
-    }
+    if (!o.started && !p.failure.isOk()) return withdraw(peerError(peer));
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && !o.done) {
       if (!o.started) {
-        p.outgoing.erase(std::find(p.outgoing.begin(), p.outgoing.end(), &o));
-        return timeoutError("a put of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer) +
-                            " was not taken within " + seconds(timeoutSeconds_));
+        return withdraw(timeoutError("a put of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer) +
+                                     " was not taken within " + formatSeconds(timeoutSeconds_) + " s"));
       }
       // Half written: the stream to the peer is out of step now. Failing the peer makes the thread end the put.
       if (p.failure.isOk()) {
-        p.failure = namingPeer(peer, timeoutError("a put to it stalled for " + seconds(timeoutSeconds_)));
+        p.failure = namingPeer(peer, timeoutError("a put to it stalled for " + formatSeconds(timeoutSeconds_) + " s"));
         CHORUS_WARN(kColl, "one-sided channel: %s", p.failure.message().c_str());
       }
       work_.notify_one();
@@ -239,8 +234,8 @@ Status OneSided::wait(std::span<const SignalWait> waits) {
         auto it = arrived_.find({w.peer, w.context, w.index});
         const uint64_t have = it == arrived_.end() ? 0 : it->second;
         if (have < needed[{w.peer, w.context, w.index}]) {
-          return timeoutError("timed out after " + seconds(timeoutSeconds_) + " waiting for " + describe(w) + "; " +
-                              std::to_string(have) + " arrived");
+          return timeoutError("timed out after " + formatSeconds(timeoutSeconds_) + " s waiting for " + describe(w) +
+                              "; " + std::to_string(have) + " arrived");
         }
       }
     }
@@ -347,7 +342,7 @@ Status OneSided::pumpReceives(int peer, bool* moved) {
     if (in.waitingForWindow) {
       if (std::chrono::steady_clock::now() - in.waitingSince > std::chrono::duration<double>(timeoutSeconds_)) {
         return invalidArgument("it put into window " + std::to_string(in.header.window) +
-                               ", which this rank did not register within " + seconds(timeoutSeconds_));
+                               ", which this rank did not register within " + formatSeconds(timeoutSeconds_) + " s");
       }
       return Status::ok();
     }

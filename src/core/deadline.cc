@@ -1,8 +1,16 @@
 #include "core/deadline.hpp"
 
+#include <cstdio>
+
 #include "core/setting_parsers.hpp"
 
 namespace chorus {
+
+std::string formatSeconds(double seconds) {
+  char text[32];
+  snprintf(text, sizeof(text), "%g", seconds);
+  return text;
+}
 
 const Setting<double> kTimeout{
     {"CHORUS_TIMEOUT", "", "300",

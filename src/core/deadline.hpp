@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 
 #include "core/settings.hpp"
 
@@ -21,6 +22,9 @@ namespace detail {
 inline thread_local const std::atomic<bool>* tCancelFlag = nullptr;
 inline thread_local double tTimeoutSeconds = 0;  // 0: CHORUS_TIMEOUT
 }  // namespace detail
+
+/// `seconds` as a timeout's error message writes it ("0.5", "300").
+std::string formatSeconds(double seconds);
 
 /// A communicator's own timeout when it has one (`seconds` > 0), else CHORUS_TIMEOUT.
 inline double timeoutOr(double seconds) { return seconds > 0 ? seconds : settings()[kTimeout]; }

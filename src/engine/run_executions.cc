@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <thread>
 
 #include "core/deadline.hpp"
@@ -15,12 +14,6 @@
 namespace chorus::engine {
 
 namespace {
-
-std::string formatSeconds(double seconds) {
-  char text[32];
-  snprintf(text, sizeof(text), "%g", seconds);
-  return text;
-}
 
 Status failure(const Execution* e, const Status& st) {
   Status out =
