@@ -264,6 +264,28 @@ typedef struct ncclSimInfo_v22200 {
 #define NCCL_SIM_INFO_INITIALIZER \
   { sizeof(ncclSimInfo_t), 0x74685283, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), NCCL_UNDEF_FLOAT }
 
+/** ncclEncryptionConfig_t.mode: plaintext (the default). */
+#define NCCL_ENCRYPTION_MODE_NONE 0
+/** ncclEncryptionConfig_t.mode: TLS 1.3 with the pre-shared key in psk. */
+#define NCCL_ENCRYPTION_MODE_PSK 1
+
+/** What ncclSetEncryption sets: how chorus's own sockets (the rendezvous and the tcp transport) are protected. */
+typedef struct {
+  size_t size;          /**< sizeof the caller's struct */
+  unsigned int magic;   /**< NCCL_API_MAGIC, set by the initializer */
+  unsigned int version; /**< the header version the program was built with */
+  int mode;             /**< NCCL_ENCRYPTION_MODE_NONE or NCCL_ENCRYPTION_MODE_PSK */
+  const char* psk;      /**< with NCCL_ENCRYPTION_MODE_PSK: the key, a string of at least 32 bytes, the same on every
+                             process of the job */
+} ncclEncryptionConfig_t;
+
+/** An ncclEncryptionConfig_t of this header's size and version: plaintext. */
+#define NCCL_ENCRYPTION_CONFIG_INITIALIZER                                                            \
+  {                                                                                                   \
+    sizeof(ncclEncryptionConfig_t), NCCL_API_MAGIC, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), \
+        NCCL_ENCRYPTION_MODE_NONE, NCCL_CONFIG_UNDEF_PTR                                              \
+  }
+
 /** Sizes ncclRedOp_t as NCCL's header does. */
 typedef enum { ncclNumOps_dummy = 5 } ncclRedOp_dummy_t;
 /** Reduction operations; values from ncclNumOps up are ops made by ncclRedOpCreatePreMulSum. */
@@ -312,6 +334,14 @@ ncclResult_t pncclMemFree(void* ptr);
 /** The NCCL API level chorus implements, as NCCL_VERSION_CODE counts it (22707). */
 ncclResult_t ncclGetVersion(int* version);
 ncclResult_t pncclGetVersion(int* version);
+
+/** Sets how this process's later connections are protected: with NCCL_ENCRYPTION_MODE_PSK, the rendezvous and the
+ * tcp transport speak TLS 1.3 keyed by config->psk (call it before ncclGetUniqueId, with the same key on every
+ * process); NULL or NCCL_ENCRYPTION_MODE_NONE returns to plaintext. Shared memory never leaves the host and stays as
+ * it is; UCX and InfiniBand traffic is not covered. ncclInvalidArgument for a config not made by the initializer, an
+ * unknown mode or a key under 32 bytes; ncclInvalidUsage when chorus was built without OpenSSL 3. */
+ncclResult_t ncclSetEncryption(const ncclEncryptionConfig_t* config);
+ncclResult_t pncclSetEncryption(const ncclEncryptionConfig_t* config);
 
 /** Makes an id and starts the rendezvous root in the calling process (NCCL_COMM_ID: an id for that address). */
 ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId);

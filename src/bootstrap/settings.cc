@@ -23,6 +23,13 @@ const Setting<std::string> kHostId{
     kAnyText,
     SettingScope::kProcess,
     text()};
+const Setting<std::string> kTlsPskFile{
+    {"CHORUS_TLS_PSK_FILE", "", "",
+     "a file holding a pre-shared key (at least 32 bytes, the same on every rank): the rendezvous and the tcp "
+     "transport then speak TLS 1.3 with it (as ncclSetEncryption does); unreadable or short, connections fail"},
+    kAnyText,
+    SettingScope::kProcess,
+    text()};
 const Setting<std::string> kSocketAddr{
     {"CHORUS_SOCKET_ADDR", "", "", "IPv4 address to listen on and advertise (default: first non-loopback)"},
     kAnyText,

@@ -11,5 +11,6 @@ extern const Setting<std::string> kCommId;      // CHORUS_COMM_ID / NCCL_COMM_ID
 extern const Setting<std::string> kCommSecret;  // CHORUS_COMM_SECRET
 extern const Setting<std::string> kHostId;      // CHORUS_HOST_ID / NCCL_HOSTID
 extern const Setting<std::string> kSocketAddr;  // CHORUS_SOCKET_ADDR
+extern const Setting<std::string> kTlsPskFile;  // CHORUS_TLS_PSK_FILE
 
 }  // namespace chorus::bootstrap

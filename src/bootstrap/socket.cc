@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "bootstrap/settings.hpp"
+#include "bootstrap/tls.hpp"
 
 namespace chorus::net {
 
@@ -106,6 +107,12 @@ Status connectTo(const Endpoint& to, const Deadline& deadline, int* fd, bool ret
     if (s < 0) return systemError(errnoText("socket"));
     if (connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
       setNoDelay(s);
+      if (tls::enabled()) {
+        if (Status st = tls::handshake(s, tls::Role::kClient, deadline); !st.isOk()) {
+          closeFd(s);
+          return st;
+        }
+      }
       *fd = s;
       return Status::ok();
     }
@@ -131,6 +138,12 @@ Status acceptOne(int listenFd, const Deadline& deadline, int* fd) {
       int s = accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC);
       if (s >= 0) {
         setNoDelay(s);
+        if (tls::enabled()) {
+          if (Status st = tls::handshake(s, tls::Role::kServer, deadline); !st.isOk()) {
+            closeFd(s);
+            return st;
+          }
+        }
         *fd = s;
         return Status::ok();
       }
@@ -142,7 +155,7 @@ Status acceptOne(int listenFd, const Deadline& deadline, int* fd) {
 Status sendAll(int fd, const void* data, size_t bytes, const Deadline& deadline) {
   const char* p = static_cast<const char*>(data);
   while (bytes > 0) {
-    ssize_t n = send(fd, p, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = tls::send(fd, p, bytes);
     if (n > 0) {
       p += n;
       bytes -= static_cast<size_t>(n);
@@ -160,7 +173,7 @@ Status sendAll(int fd, const void* data, size_t bytes, const Deadline& deadline)
 Status recvAll(int fd, void* data, size_t bytes, const Deadline& deadline) {
   char* p = static_cast<char*>(data);
   while (bytes > 0) {
-    ssize_t n = recv(fd, p, bytes, MSG_DONTWAIT);
+    ssize_t n = tls::recv(fd, p, bytes);
     if (n > 0) {
       p += n;
       bytes -= static_cast<size_t>(n);
@@ -223,7 +236,10 @@ Status setCongestionControl(int fd, const std::string& algorithm) {
 }
 
 void closeFd(int& fd) {
-  if (fd >= 0) close(fd);
+  if (fd >= 0) {
+    tls::release(fd);
+    close(fd);
+  }
   fd = -1;
 }
 

@@ -20,6 +20,7 @@
 
 #include "bootstrap/root_threads.hpp"
 #include "bootstrap/store.hpp"
+#include "bootstrap/tls.hpp"
 #include "core/deadline.hpp"
 #include "core/log.hpp"
 
@@ -40,6 +41,7 @@ struct Client {
   Clock::time_point helloBy;
   std::string inbox;
   std::map<std::string, int> joining;  // namespaces this client's rank is still setting up, with its rank there
+  bool handshaking = false;            // a TLS handshake comes before its hello
 };
 
 // Endpoints this process serves, so that a second communicator of a fixed-address id (CHORUS_COMM_ID) in the same
@@ -78,7 +80,7 @@ class StoreServer {
       std::erase_if(clients_, [](const Client& c) { return c.fd < 0; });
     }
     CHORUS_INFO(kBootstrap, "store root %s: every rank left, closing", bound_.toString().c_str());
-    for (auto& c : clients_) close(c.fd);
+    for (auto& c : clients_) net::closeFd(c.fd);
     close(listenFd_);  // before the endpoint is given up, so that a new root can bind it
     std::lock_guard<std::mutex> lock(served().mutex);
     served().endpoints.erase({bound_.ip, bound_.port});
@@ -118,7 +120,7 @@ class StoreServer {
       int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) {
         net::setNoDelay(fd);
-        clients_.push_back(Client{fd, false, false, Clock::now() + net::kHelloWithin, {}, {}});
+        clients_.push_back(Client{fd, false, false, Clock::now() + net::kHelloWithin, {}, {}, net::tls::enabled()});
         continue;
       }
       if (errno == EMFILE || errno == ENFILE) {
@@ -151,8 +153,7 @@ class StoreServer {
   void drop(Client& c, const char* why) {
     if (why) CHORUS_WARN(kBootstrap, "store: closed a connection: %s", why);
     for (auto& [key, waiters] : waiters_) std::erase_if(waiters, [&](const Waiter& w) { return w.fd == c.fd; });
-    close(c.fd);
-    c.fd = -1;
+    net::closeFd(c.fd);
     // A rank that leaves before it finished setting up a communicator fails it for everyone.
     for (const auto& [space, rank] : c.joining)
       fail(space, "rank " + std::to_string(rank) +
@@ -163,14 +164,26 @@ class StoreServer {
   void serve(int fd) {
     Client* c = find(fd);
     if (!c) return;
-    char buf[65536];
-    ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-    if (n <= 0) {
-      if (n == 0 || (errno != EAGAIN && errno != EINTR)) drop(*c, nullptr);
-      return;
+    if (c->handshaking) {
+      bool done = false;
+      if (Status st = net::tls::handshakeStep(fd, net::tls::Role::kServer, &done); !st.isOk()) {
+        drop(*c, st.message().c_str());
+        return;
+      }
+      if (!done) return;
+      c->handshaking = false;
     }
-    c->inbox.append(buf, static_cast<size_t>(n));
-    while (c->fd >= 0 && parseOne(*c)) {
+    // Until nothing is left: a TLS session may hold bytes that poll() does not show.
+    char buf[65536];
+    while (c->fd >= 0) {
+      ssize_t n = net::tls::recv(fd, buf, sizeof(buf));
+      if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR)) drop(*c, nullptr);
+        return;
+      }
+      c->inbox.append(buf, static_cast<size_t>(n));
+      while (c->fd >= 0 && parseOne(*c)) {
+      }
     }
   }
 

@@ -69,6 +69,20 @@ int main(void) {
   EXPECT(offsetof(ncclConfigExt_t, val), 16);
   EXPECT(sizeof(ncclWaitSignalDesc_t), 16);
   EXPECT(offsetof(ncclWaitSignalDesc_t, ctx), 12);
+  /* ncclEncryptionConfig_t (2.32): size, magic, version, mode, psk, 32 bytes (the user guide's types page; its mode
+   * values are named there, not numbered, and chorus takes NONE = 0, PSK = 1). */
+  EXPECT(sizeof(ncclEncryptionConfig_t), 32);
+  EXPECT(offsetof(ncclEncryptionConfig_t, magic), 8);
+  EXPECT(offsetof(ncclEncryptionConfig_t, version), 12);
+  EXPECT(offsetof(ncclEncryptionConfig_t, mode), 16);
+  EXPECT(offsetof(ncclEncryptionConfig_t, psk), 24);
+  {
+    ncclEncryptionConfig_t c = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
+    EXPECT(c.size, 32);
+    EXPECT(c.magic, NCCL_API_MAGIC);
+    EXPECT(c.mode, NCCL_ENCRYPTION_MODE_NONE);
+    EXPECT(c.psk == NULL, 1);
+  }
   /* Values. */
   EXPECT(NCCL_API_MAGIC, 0xcafebeef);
   EXPECT(ncclNumResults, 9);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bootstrap/socket.hpp"
+#include "bootstrap/tls.hpp"
 #include "core/log.hpp"
 
 namespace chorus::transport::tcp {
@@ -29,6 +30,7 @@ struct Pending {
   Clock::time_point helloBy;
   Hello hello{};
   size_t got = 0;
+  bool handshaking = false;  // a TLS handshake comes before the hello
 };
 
 std::string missing(const Expected& e, const std::vector<std::vector<int>>& fds) {
@@ -81,14 +83,26 @@ Status acceptPeers(int listenFd, const Expected& e, const Deadline& deadline,
     const auto now = Clock::now();
     for (size_t j = 0; j < pending.size(); ++j) {
       Pending& p = pending[j];
-      if (polled[j + 1].revents != 0) {
-        ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got, MSG_DONTWAIT);
-        if (n > 0) p.got += static_cast<size_t>(n);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-          net::closeFd(p.fd);  // it went away before it said who it is
+      if (polled[j + 1].revents != 0 && p.handshaking) {
+        bool done = false;
+        if (Status st = net::tls::handshakeStep(p.fd, net::tls::Role::kServer, &done); !st.isOk()) {
+          CHORUS_WARN(kTransport, "tcp: refused a connection: %s", st.message().c_str());
+          net::closeFd(p.fd);
           continue;
         }
+        p.handshaking = !done;
       }
+      // Read until the hello is whole or the socket is empty: a TLS session may hold bytes poll() does not show.
+      while (polled[j + 1].revents != 0 && !p.handshaking && p.got < sizeof(Hello)) {
+        ssize_t n = net::tls::recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got);
+        if (n > 0) {
+          p.got += static_cast<size_t>(n);
+          continue;
+        }
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) net::closeFd(p.fd);
+        break;  // closed above when it went away before it said who it is
+      }
+      if (p.fd < 0) continue;
       if (p.got == sizeof(Hello)) {
         const Hello& h = p.hello;
         auto it = std::find(e.peers.begin(), e.peers.end(), h.rank);
@@ -116,7 +130,7 @@ Status acceptPeers(int listenFd, const Expected& e, const Deadline& deadline,
       int fd = accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) {
         net::setNoDelay(fd);
-        pending.push_back({fd, Clock::now() + net::kHelloWithin, {}, 0});
+        pending.push_back({fd, Clock::now() + net::kHelloWithin, {}, 0, net::tls::enabled()});
         continue;
       }
       if (errno == EMFILE || errno == ENFILE) {

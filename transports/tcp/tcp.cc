@@ -14,6 +14,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/socket.hpp"
+#include "bootstrap/tls.hpp"
 #include "core/log.hpp"
 #include "transports/fifo.hpp"
 #include "transports/registry.hpp"
@@ -62,7 +63,7 @@ class TcpConnection final : public StagedStreams, public DirectTransfers {
     pollFds_.push_back({bulkFd_, POLLIN, 0});
     if (poll(pollFds_.data(), pollFds_.size(), 0) < 0 && errno != EINTR)
       return pushed.isOk() ? fail("poll", -1) : pushed;
-    bulkReadable_ = bulkReadable_ || pollFds_.back().revents != 0;
+    bulkReadable_ = bulkReadable_ || pollFds_.back().revents != 0 || net::tls::buffered(bulkFd_);
     // When the peer went away, what it sent before is still read: it may say why (a mismatched call's header).
     Status pulled = pullIn(moved);
     return pushed.isOk() ? pulled : pushed;
@@ -91,7 +92,7 @@ class TcpConnection final : public StagedStreams, public DirectTransfers {
     auto* to = static_cast<std::byte*>(dst);
     size_t got = 0;
     while (got < bytes && bulkReadable_) {
-      ssize_t n = recv(bulkFd_, to + got, bytes - got, MSG_DONTWAIT);
+      ssize_t n = net::tls::recv(bulkFd_, to + got, bytes - got);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
         bulkReadable_ = false;
         break;
@@ -110,7 +111,8 @@ class TcpConnection final : public StagedStreams, public DirectTransfers {
     if (!bulkEof_) {
       char byte;
       ssize_t n = recv(bulkFd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      bulkEof_ = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+      bulkEof_ = (n == 0 && !net::tls::buffered(bulkFd_)) ||
+                 (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
     }
     return bulkEof_;
   }
@@ -125,6 +127,10 @@ class TcpConnection final : public StagedStreams, public DirectTransfers {
   const char* transportName() const override { return "tcp"; }
   bool sendDrained() override { return minimum(sendCursor_) >= produced_ && directQueue_.empty(); }
   bool addPollFds(std::vector<pollfd>* fds) override {
+    // Bytes a TLS session holds wake no poll(): a waiter with such bytes yields instead of sleeping.
+    if (net::tls::buffered(bulkFd_)) return false;
+    for (int fd : fds_)
+      if (net::tls::buffered(fd)) return false;
     const short events = static_cast<short>(POLLIN | (minimum(sendCursor_) >= produced_ ? 0 : POLLOUT));
     for (int fd : fds_) fds->push_back({fd, events, 0});
     fds->push_back({bulkFd_, static_cast<short>(POLLIN | (directQueue_.empty() ? 0 : POLLOUT)), 0});
@@ -160,7 +166,7 @@ class TcpConnection final : public StagedStreams, public DirectTransfers {
       while (c < produced_) {
         uint64_t blockEnd = (c / kBlock + 1) * kBlock;
         uint64_t end = std::min({produced_, blockEnd, c - c % capacity + capacity});
-        ssize_t n = send(fds_[k], base + c % capacity, end - c, MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t n = net::tls::send(fds_[k], base + c % capacity, end - c);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
         if (n <= 0) return fail("send", n);
         *moved = true;
@@ -180,7 +186,7 @@ class TcpConnection final : public StagedStreams, public DirectTransfers {
   Status pushDirect(bool* moved) {
     while (!directQueue_.empty()) {
       DirectSend& d = directQueue_.front();
-      ssize_t n = send(bulkFd_, d.src + d.sent, d.bytes - d.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+      ssize_t n = net::tls::send(bulkFd_, d.src + d.sent, d.bytes - d.sent);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
       if (n <= 0) return fail("send", n);
       *moved = true;
@@ -197,20 +203,20 @@ class TcpConnection final : public StagedStreams, public DirectTransfers {
     const uint64_t limit = consumed_ + capacity;  // cannot write past what the consumer freed
     for (size_t k = 0; k < fds_.size(); ++k) {
       uint64_t& c = recvCursor_[k];
-      if (pollFds_[k].revents == 0) continue;
+      if (pollFds_[k].revents == 0 && !net::tls::buffered(fds_[k])) continue;
       if (c >= limit && !eof_[k] && (pollFds_[k].revents & (POLLRDHUP | POLLHUP | POLLERR))) {
         // No room for this socket's next block (a FIFO smaller than the stripes ahead of it), but the peer has
         // gone: its end counts once nothing it sent is left unread.
         char byte;
         const ssize_t n = recv(fds_[k], &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n == 0) eof_[k] = true;
+        if (n == 0 && !net::tls::buffered(fds_[k])) eof_[k] = true;
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return fail("recv", n);
         continue;
       }
       while (c < limit && !eof_[k]) {
         uint64_t blockEnd = (c / kBlock + 1) * kBlock;
         uint64_t end = std::min({limit, blockEnd, c - c % capacity + capacity});
-        ssize_t n = recv(fds_[k], base + c % capacity, end - c, MSG_DONTWAIT);
+        ssize_t n = net::tls::recv(fds_[k], base + c % capacity, end - c);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
         if (n == 0) {
           eof_[k] = true;
@@ -333,8 +339,8 @@ class TcpTransportImpl final : public Transport {
                                                      directTransfersOn(cfg)));
       for (int& fd : fds[i]) fd = -1;  // now owned by the connection
     }
-    CHORUS_INFO(kTransport, "tcp: connected to %zu peers, %d sockets each (one for direct transfers)", peers.size(),
-                sockets);
+    CHORUS_INFO(kTransport, "tcp: connected to %zu peers, %d sockets each (one for direct transfers)%s", peers.size(),
+                sockets, net::tls::enabled() ? ", TLS 1.3" : "");
     return Status::ok();
   }
 
