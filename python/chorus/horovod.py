@@ -123,6 +123,11 @@ def _require_init():
         raise ValueError("Horovod has not been initialized; use hvd.init().")
 
 
+def _info(key):
+    _require_init()
+    return _state[key]
+
+
 def is_initialized():
     return bool(_state)
 
@@ -135,33 +140,27 @@ def shutdown():
 
 
 def rank():
-    _require_init()
-    return _state["rank"]
+    return _info("rank")
 
 
 def size():
-    _require_init()
-    return _state["size"]
+    return _info("size")
 
 
 def local_rank():
-    _require_init()
-    return _state["local_rank"]
+    return _info("local_rank")
 
 
 def local_size():
-    _require_init()
-    return _state["local_size"]
+    return _info("local_size")
 
 
 def cross_rank():
-    _require_init()
-    return _state["cross_rank"]
+    return _info("cross_rank")
 
 
 def cross_size():
-    _require_init()
-    return _state["cross_size"]
+    return _info("cross_size")
 
 
 def nccl_built():
