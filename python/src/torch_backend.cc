@@ -211,6 +211,34 @@ class ChorusBackend : public c10d::Backend {
         [&](Communicator& c) { return c.allGatherAsync(input.data_ptr(), output.data_ptr(), input.numel(), type); });
   }
 
+  // outputs[r][j] receives rank r's inputs[j]: the inputs packed into one tensor, gathered once, copied out; rank
+  // r's block of the gathered tensor holds its inputs in order, so the outputs read it in the same order.
+  Work allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                           const c10d::AllgatherOptions& opts) override {
+    TORCH_CHECK(!inputs.empty(), "chorus allgather_coalesced: no input tensors");
+    TORCH_CHECK(static_cast<int>(outputs.size()) == size_, "chorus allgather_coalesced: expects ", size_,
+                " output lists, got ", outputs.size());
+    std::vector<at::Tensor> flatInputs, flatOutputs;
+    for (auto& in : inputs) {
+      sameType(inputs[0], in, "allgather_coalesced");
+      flatInputs.push_back(in.reshape(-1));
+    }
+    for (auto& list : outputs) {
+      TORCH_CHECK(list.size() == inputs.size(), "chorus allgather_coalesced: each output list needs ", inputs.size(),
+                  " tensors, one per input");
+      for (size_t j = 0; j < list.size(); ++j) {
+        TORCH_CHECK(list[j].numel() == inputs[j].numel(), "chorus allgather_coalesced: output ", j,
+                    " does not match input ", j, "'s size");
+        sameType(inputs[j], list[j], "allgather_coalesced");
+        flatOutputs.push_back(list[j]);
+      }
+    }
+    at::Tensor packed = at::cat(flatInputs);
+    at::Tensor gathered = at::empty({static_cast<int64_t>(size_) * packed.numel()}, packed.options());
+    Work work = _allgather_base(gathered, packed, opts);
+    return copiedOut(work, gathered, flatOutputs, OpType::ALLGATHER_COALESCED);
+  }
+
   Work allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
                                        const c10d::AllgatherOptions& opts) override {
     TORCH_CHECK(outputs.size() == inputs.size(), "chorus allgather_into_tensor_coalesced: ", outputs.size(),
