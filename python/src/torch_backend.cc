@@ -116,8 +116,11 @@ std::vector<size_t> displacementsOf(const std::vector<size_t>& counts) {
 
 class ChorusBackend : public c10d::Backend {
  public:
-  ChorusBackend(std::unique_ptr<Communicator> comm, size_t inlineBytes)
-      : c10d::Backend(comm->rank(), comm->size()), comm_(std::move(comm)), inlineBytes_(inlineBytes) {}
+  ChorusBackend(std::unique_ptr<Communicator> comm, size_t inlineBytes, double timeoutSeconds)
+      : c10d::Backend(comm->rank(), comm->size()),
+        comm_(std::move(comm)),
+        inlineBytes_(inlineBytes),
+        timeoutSeconds_(timeoutSeconds) {}
   ~ChorusBackend() override {
     // A group left open by an exception inside a coalescing block must not leak into the next one.
     if (coalescing_) (void)groupEndAsync();
@@ -395,6 +398,35 @@ class ChorusBackend : public c10d::Backend {
         [](Communicator& c) { return c.barrierAsync(); });
   }
 
+  // Gloo's monitored barrier: the ranks that do not arrive within the timeout are named. It is chorus's agreement
+  // (through the store, not the connections), whose grace period is the timeout: every rank that arrived learns the
+  // same list of those that did, and a rank that comes later fails.
+  void monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) override {
+    const double seconds = opts.timeout.count() > 0 ? opts.timeout.count() / 1000.0 : timeoutSeconds_;
+    uint32_t value = 1;
+    std::vector<int> members;
+    const Status st = comm_->agree(&value, &members, seconds);  // torch calls it without the GIL
+    if (!st.isOk()) {
+      C10_THROW_ERROR(DistBackendError,
+                      "chorus monitored_barrier on rank " + std::to_string(rank_) + ": " + st.message());
+    }
+    std::string missing;
+    for (int r = 0, m = 0; r < size_; ++r) {
+      if (m < static_cast<int>(members.size()) && members[m] == r) {
+        ++m;
+        continue;
+      }
+      if (!missing.empty()) missing += ", ";
+      missing += std::to_string(r);
+      if (!waitAllRanks) break;  // Gloo names the first rank missing unless asked for all
+    }
+    if (!missing.empty()) {
+      C10_THROW_ERROR(DistBackendError, "[Rank " + std::to_string(rank_) + "]: Ranks " + missing +
+                                            " failed to pass monitoredBarrier in " +
+                                            std::to_string(static_cast<int64_t>(seconds * 1000)) + " ms");
+    }
+  }
+
   void abort() override { comm_->abort(); }
   void shutdown() override { comm_->abort(); }
 
@@ -504,7 +536,8 @@ class ChorusBackend : public c10d::Backend {
   };
 
   std::unique_ptr<Communicator> comm_;
-  const size_t inlineBytes_;  // collectives up to this size run in the caller's thread (CHORUS_TORCH_INLINE_BYTES)
+  const size_t inlineBytes_;     // collectives up to this size run in the caller's thread (CHORUS_TORCH_INLINE_BYTES)
+  const double timeoutSeconds_;  // init_process_group's timeout
   bool coalescing_ = false;
   std::vector<c10::intrusive_ptr<ChorusWork>> coalesced_;
 };
@@ -522,7 +555,7 @@ c10::intrusive_ptr<c10d::Backend> createBackend(const c10::intrusive_ptr<c10d::S
     st = Communicator::create(std::make_shared<TorchStore>(store), prefix, size, rank, &comm, config);
   }
   TORCH_CHECK(st.isOk(), "chorus: creating the communicator of rank ", rank, " of ", size, " failed: ", st.message());
-  return c10::make_intrusive<ChorusBackend>(std::move(comm), inlineBytes);
+  return c10::make_intrusive<ChorusBackend>(std::move(comm), inlineBytes, timeoutSeconds);
 }
 
 }  // namespace

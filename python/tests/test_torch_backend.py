@@ -322,3 +322,21 @@ def mismatch_body(rank, n, port):
 
 def test_every_form_of_every_collective_raises_on_a_mismatch():
     run_ranks(mismatch_body, 2, timeout=300)
+
+
+def monitored_barrier_body(rank, n, port):
+    import datetime
+    import time
+
+    init(rank, n, port)
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=10))  # every rank arrives
+    if rank == n - 1:
+        time.sleep(3)  # misses the next one
+    with pytest.raises(dist.DistBackendError) as raised:
+        dist.monitored_barrier(timeout=datetime.timedelta(seconds=1), wait_all_ranks=True)
+    if rank < n - 1:
+        assert f"Ranks {n - 1} failed to pass monitoredBarrier in 1000 ms" in str(raised.value), raised.value
+
+
+def test_monitored_barrier_names_the_rank_that_did_not_arrive():
+    run_ranks(monitored_barrier_body, 3)
