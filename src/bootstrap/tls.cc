@@ -46,6 +46,9 @@ struct Key {
   std::string secret;  // empty: plaintext
   Status problem;      // a key file that could not serve
   std::atomic<bool> on{false};
+  // Set once the answer of enabled() is known (the file read, or setKey called): from then on it reads `on` alone,
+  // without the mutex, which every connection of a plaintext process would otherwise take.
+  std::atomic<bool> settled{false};
 };
 Key& key() {
   static Key* k = new Key;  // never destroyed: sockets may close during static destruction
@@ -62,6 +65,10 @@ Status checkLength(size_t bytes, const std::string& what) {
 void readKeyFile(Key& k) {
   if (k.chosen || k.fileRead) return;
   k.fileRead = true;
+  struct Settle {
+    Key& k;
+    ~Settle() { k.settled.store(true, std::memory_order_release); }
+  } settle{k};
   const std::string path = settings()[bootstrap::kTlsPskFile];
   if (path.empty()) return;
   std::ifstream in(path, std::ios::binary);
@@ -85,7 +92,7 @@ void readKeyFile(Key& k) {
 
 bool enabled() {
   Key& k = key();
-  if (k.on.load(std::memory_order_acquire)) return true;
+  if (k.settled.load(std::memory_order_acquire)) return k.on.load(std::memory_order_acquire);
   std::lock_guard lock(k.mutex);
   readKeyFile(k);
   return k.on;
@@ -109,6 +116,7 @@ Status setKey(const char* secret) {
   k.problem = Status::ok();
   k.secret = secret ? secret : "";
   k.on = secret != nullptr;
+  k.settled = true;
   return Status::ok();
 }
 
