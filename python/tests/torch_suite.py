@@ -13,6 +13,9 @@ import os
 import sys
 import tempfile
 
+# torch's CI mode (any CI variable) writes XML reports through xmlrunner and fetches lists of disabled and slow
+# tests from the network; this driver reports to ctest through its exit status, on a machine that may be offline.
+os.environ.pop("CI", None)
 os.environ.setdefault("BACKEND", "chorus")
 os.environ.setdefault("WORLD_SIZE", "2")
 os.environ.setdefault("TEMP_DIR", tempfile.mkdtemp(prefix="chorus-torch-suite-"))
