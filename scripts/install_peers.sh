@@ -3,9 +3,9 @@
 # and Intel MPI and oneCCL from PyPI (impi-devel, oneccl-devel) into a virtual environment at PREFIX (default
 # .peers; about 2 GB, most of it Intel's runtime). Then `make build` builds perf/baselines/mpi_perf_mpich,
 # mpi_perf_impi and oneccl_perf. Not needed by `make test`. Safe to run again.
-# DeepSpeed (its shared-memory AllReduce, perf/baselines/deepspeed_perf.py) goes into the .venv of
-# scripts/python_env.sh, beside the torch it runs on, where the CPU has avx512bw (its bf16/fp16 reductions need it);
-# its op is compiled on first use (ninja, about a minute).
+# DeepSpeed (its shared-memory AllReduce, perf/baselines/deepspeed_perf.py) is in the .venv of scripts/python_env.sh,
+# beside the torch it runs on; it is measured where the CPU has avx512bw (its bf16/fp16 reductions need it), and its
+# op is compiled on first use (ninja, about a minute).
 # Usage: scripts/install_peers.sh [PREFIX]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,10 +22,3 @@ if [ ! -x "$prefix/bin/pip" ]; then python3 -m venv "$prefix"; fi
 echo "install_peers: Intel MPI and oneCCL into $prefix"
 "$prefix/bin/pip" install -q --disable-pip-version-check impi-devel oneccl-devel
 "$prefix/bin/pip" list --disable-pip-version-check 2>/dev/null | grep -iE "^(impi|oneccl)" || true
-if grep -qw avx512bw /proc/cpuinfo; then
-  bash "$root/scripts/python_env.sh"
-  echo "install_peers: DeepSpeed into $root/.venv"
-  "$root/.venv/bin/pip" install -q --disable-pip-version-check deepspeed==0.19.8 ninja
-else
-  echo "install_peers: DeepSpeed's shared-memory AllReduce left out: its reductions want AVX-512 (avx512bw), and this CPU has none"
-fi
