@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include "chorus/communicator.hpp"
+#include "torch_allocator.hpp"
 #include "torch_store.hpp"
 #include "torch_work.hpp"
 
@@ -565,4 +566,19 @@ PYBIND11_MODULE(_torch_backend, m) {
   m.doc() = "chorus's torch.distributed backend (import chorus.torch to register it as 'chorus')";
   m.def("create_backend", &chorus::torch_backend::createBackend, pybind11::arg("store"), pybind11::arg("prefix"),
         pybind11::arg("rank"), pybind11::arg("size"), pybind11::arg("timeout_seconds"), pybind11::arg("inline_bytes"));
+  m.def("use_shareable_memory", &chorus::torch_backend::useShareableMemory, pybind11::arg("min_bytes"),
+        pybind11::arg("cache_bytes"));
+  m.def("use_default_memory", &chorus::torch_backend::useDefaultMemory);
+  m.def("shareable_memory_stats", [] {
+    const auto s = chorus::torch_backend::shareableMemoryStats();
+    pybind11::dict d;
+    d["live_bytes"] = s.liveBytes;
+    d["cached_bytes"] = s.cachedBytes;
+    d["allocations"] = s.allocations;
+    d["created"] = s.created;
+    return d;
+  });
+  m.def("is_shareable", [](const at::Tensor& t) {
+    return t.device().is_cpu() && chorus::torch_backend::isShareable(t.storage().data());
+  });
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "chorus/shareable_memory.hpp"
 #include "chorus/status.hpp"
 
 namespace chorus {
@@ -22,11 +23,7 @@ struct ShareableBlock {
 /// The memfd name of every block, which a peer checks before it maps one.
 inline constexpr const char* kShareableName = "chorus-buffer";
 
-/// `bytes` (rounded up to pages) of zeroed shareable memory, reserved now, so running out of memory fails here.
-Status allocateShareable(size_t bytes, void** out);
-/// Releases a block from allocateShareable (peers that mapped it keep their mapping until they drop it); false
-/// when `p` is not the start of one.
-bool freeShareable(void* p);
+// allocateShareable and freeShareable are the public API's (chorus/shareable_memory.hpp).
 /// The block that holds all of [p, p + bytes); false when none does.
 bool findShareable(const void* p, size_t bytes, ShareableBlock* out);
 
