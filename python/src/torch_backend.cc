@@ -158,13 +158,55 @@ class ChorusBackend : public c10d::Backend {
   }
 
   Work allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override {
-    const at::Tensor& t = single(tensors, "allreduce");
-    const RedOp op = redOpOf(opts.reduceOp, "allreduce");
-    const DataType type = dataTypeOf(t, "allreduce");
+    if (tensors.size() == 1 && tensors[0].is_sparse()) return allreduceSparse(tensors[0], opts);
+    const at::Tensor& t = single(tensors, "all_reduce");
+    const RedOp op = redOpOf(opts.reduceOp, "all_reduce");
+    const DataType type = dataTypeOf(t, "all_reduce");
     return launch(
-        OpType::ALLREDUCE, "allreduce", {t}, {},
+        OpType::ALLREDUCE, "all_reduce", {t}, {},
         [&](Communicator& c) { return c.allReduce(t.data_ptr(), t.data_ptr(), t.numel(), type, op); },
         [&](Communicator& c) { return c.allReduceAsync(t.data_ptr(), t.data_ptr(), t.numel(), type, op); });
+  }
+
+  // A sparse COO tensor summed over the ranks, as Gloo sums it: each rank's coalesced indices and values, padded to
+  // the largest count, are gathered to all and coalesced into one tensor, which replaces the input's contents. In the
+  // calling thread; the counts, indices and values go as three AllGathers.
+  Work allreduceSparse(at::Tensor t, const c10d::AllreduceOptions& opts) {
+    TORCH_CHECK(opts.reduceOp == c10d::ReduceOp::SUM, "chorus all_reduce: sparse tensors are summed only (SUM)");
+    TORCH_CHECK(t.device().is_cpu(), "chorus all_reduce: the tensor is on ", t.device(),
+                "; this backend takes CPU tensors");
+    TORCH_CHECK(!coalescing_, "chorus all_reduce: a sparse tensor cannot be part of a coalesced block");
+    const at::Tensor input = t.coalesce();
+    const at::Tensor values = input._values().contiguous();
+    const DataType type = dataTypeOf(values, "all_reduce");
+    auto run = [&]() -> Status {
+      const int64_t mine = input._nnz();
+      at::Tensor counts = at::empty({size_}, at::kLong);
+      CHORUS_TRY(comm_->allGather(&mine, counts.data_ptr(), 1, DataType::kInt64));
+      const int64_t most = counts.max().item<int64_t>();
+      const int64_t sparseDims = input.sparse_dim();
+      at::Tensor indices = at::zeros({sparseDims, most}, at::kLong);
+      indices.narrow(1, 0, mine).copy_(input._indices());
+      std::vector<int64_t> valueShape = values.sizes().vec();
+      valueShape[0] = most;
+      at::Tensor padded = at::zeros(valueShape, values.options());
+      padded.narrow(0, 0, mine).copy_(values);
+      at::Tensor allIndices = at::empty({size_, sparseDims, most}, at::kLong);
+      CHORUS_TRY(comm_->allGather(indices.data_ptr(), allIndices.data_ptr(), indices.numel(), DataType::kInt64));
+      valueShape.insert(valueShape.begin(), size_);
+      at::Tensor allValues = at::empty(valueShape, values.options());
+      CHORUS_TRY(comm_->allGather(padded.data_ptr(), allValues.data_ptr(), padded.numel(), type));
+      std::vector<at::Tensor> indexParts, valueParts;
+      for (int r = 0; r < size_; ++r) {
+        const int64_t n = counts[r].item<int64_t>();
+        indexParts.push_back(allIndices[r].narrow(1, 0, n));
+        valueParts.push_back(allValues[r].narrow(0, 0, n));
+      }
+      at::Tensor sum = at::sparse_coo_tensor(at::cat(indexParts, 1), at::cat(valueParts, 0), t.sizes()).coalesce();
+      t.copy_(sum);
+      return Status::ok();
+    };
+    return ChorusWork::runNow(run, OpType::ALLREDUCE, "all_reduce", {t}, {});
   }
 
   Work allreduce_coalesced(std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override {
@@ -385,6 +427,11 @@ class ChorusBackend : public c10d::Backend {
         [&](Communicator& c) { return c.sendAsync(t.data_ptr(), t.numel(), type, dstRank); });
   }
 
+  // Without a source, c10d asks for this; torch's own message would name no alternative.
+  Work recvAnysource(std::vector<at::Tensor>& /*tensors*/, int /*tag*/) override {
+    TORCH_CHECK(false, "chorus recv: a source rank is required (chorus, as NCCL, has no receive from any source)");
+  }
+
   Work recv(std::vector<at::Tensor>& tensors, int srcRank, int) override {
     const at::Tensor& t = single(tensors, "recv");
     const DataType type = dataTypeOf(t, "recv");
@@ -449,7 +496,7 @@ class ChorusBackend : public c10d::Backend {
       return work;
     }
     if (type != OpType::SEND && type != OpType::RECV && largestTensorBytes(outputs, inputs) <= inlineBytes_)
-      return ChorusWork::finished(blocking(*comm_), type, what, std::move(outputs));
+      return ChorusWork::runNow([&] { return blocking(*comm_); }, type, what, std::move(outputs), std::move(inputs));
     return ChorusWork::start(async(*comm_), type, what, std::move(outputs), std::move(inputs));
   }
 

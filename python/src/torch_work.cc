@@ -1,13 +1,31 @@
 #include "torch_work.hpp"
 
 #include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
+#include <mutex>
+#include <unordered_set>
+
 namespace chorus::torch_backend {
+namespace {
+
+// The profiler's name of a call, or null while nothing records (the common case costs one check). RecordFunction
+// keeps the pointer, so each name is stored once for the process's life.
+const char* profilingTitle(const std::string& what) {
+  if (!at::hasCallbacks()) return nullptr;
+  static std::mutex mutex;
+  static auto* names = new std::unordered_set<std::string>();
+  std::lock_guard<std::mutex> lock(mutex);
+  return names->insert("chorus:" + what).first->c_str();
+}
+
+}  // namespace
 
 ChorusWork::ChorusWork(c10d::OpType type, std::string what, std::vector<at::Tensor> outputs,
                        std::vector<at::Tensor> inputs)
-    : c10d::Work(-1, type),
+    // The event's shapes: what the call reads, or for a recv (which reads nothing) what it writes, as Gloo's.
+    : c10d::Work(-1, type, profilingTitle(what), inputs.empty() ? outputs : inputs),
       what_(std::move(what)),
       outputs_(std::move(outputs)),
       inputs_(std::move(inputs)),
@@ -18,13 +36,6 @@ c10::intrusive_ptr<ChorusWork> ChorusWork::start(Request request, c10d::OpType t
   auto work = c10::make_intrusive<ChorusWork>(type, std::move(what), std::move(outputs), std::move(inputs));
   // The callback holds the Work until the call finished, even when torch dropped it.
   request.onComplete([work](const Status& st) { work->complete(st); });
-  return work;
-}
-
-c10::intrusive_ptr<ChorusWork> ChorusWork::finished(const Status& st, c10d::OpType type, std::string what,
-                                                    std::vector<at::Tensor> outputs) {
-  auto work = c10::make_intrusive<ChorusWork>(type, std::move(what), std::move(outputs), std::vector<at::Tensor>{});
-  work->complete(st);
   return work;
 }
 

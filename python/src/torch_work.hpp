@@ -1,4 +1,6 @@
-// The c10d Work of a chorus call: completes, and completes its future, when the chorus Request does.
+// The c10d Work of a chorus call: completes, and completes its future, when the chorus Request does. While torch's
+// profiler records, each Work is an event "chorus:<call>" (as Gloo's are "gloo:<call>") with its tensors' shapes,
+// from its start to its completion.
 #pragma once
 
 #include <string>
@@ -12,12 +14,17 @@ namespace chorus::torch_backend {
 class ChorusWork : public c10d::Work {
  public:
   /// A Work for `request`: `outputs` are its result (and its future's value); `inputs` stay alive until it finished.
-  /// `what` names the call in error messages ("allreduce").
+  /// `what` names the call in error messages and profiler events ("all_reduce").
   static c10::intrusive_ptr<ChorusWork> start(Request request, c10d::OpType type, std::string what,
                                               std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs = {});
-  /// A call that already ran, with status `st`.
-  static c10::intrusive_ptr<ChorusWork> finished(const Status& st, c10d::OpType type, std::string what,
-                                                 std::vector<at::Tensor> outputs);
+  /// A call run now, in the calling thread: `run()` returns its status.
+  template <typename Run>
+  static c10::intrusive_ptr<ChorusWork> runNow(Run run, c10d::OpType type, std::string what,
+                                               std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs) {
+    auto work = pending(type, std::move(what), std::move(outputs), std::move(inputs));
+    work->complete(run());
+    return work;
+  }
   /// A call inside a coalescing block: it finishes with the block's Work (follow()).
   static c10::intrusive_ptr<ChorusWork> pending(c10d::OpType type, std::string what, std::vector<at::Tensor> outputs,
                                                 std::vector<at::Tensor> inputs);

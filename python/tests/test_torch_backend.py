@@ -340,3 +340,67 @@ def monitored_barrier_body(rank, n, port):
 
 def test_monitored_barrier_names_the_rank_that_did_not_arrive():
     run_ranks(monitored_barrier_body, 3)
+
+
+def profiler_body(rank, n, port):
+    init(rank, n, port)
+    peer = 1 - rank
+    with torch.autograd.profiler.profile(record_shapes=True) as prof:
+        dist.all_reduce(torch.ones(3, 4))  # in the calling thread
+        dist.all_reduce(torch.ones(1 << 16))  # on the communicator's thread
+        if rank == 0:
+            dist.send(torch.ones(5), peer)
+        else:
+            dist.recv(torch.empty(5), peer)
+    events = {}
+    for e in prof.function_events:
+        if e.name.startswith("chorus:"):
+            events.setdefault(e.name, []).append(e.input_shapes)
+    assert events.get("chorus:all_reduce") == [[[3, 4]], [[1 << 16]]], events
+    assert events.get("chorus:send" if rank == 0 else "chorus:recv") == [[[5]]], events
+    # Nothing is recorded outside the profiler.
+    with torch.autograd.profiler.profile() as quiet:
+        pass
+    dist.all_reduce(torch.ones(3))
+    assert not [e for e in quiet.function_events if e.name.startswith("chorus:")]
+
+
+def test_profiler_events_name_the_call_and_its_shapes():
+    run_ranks(profiler_body, 2)
+
+
+def sparse_body(rank, n, port):
+    gloo = init(rank, n, port)
+    gen = torch.Generator().manual_seed(rank)
+    # Rows of an embedding's gradient (sparse_dim 1, a dense dimension of 3), with repeats and a rank with none.
+    rows = torch.randint(0, 10, (0 if rank == 1 else 4 + rank,), generator=gen)
+    grad = torch.sparse_coo_tensor(rows.unsqueeze(0), small_ints(gen, (rows.numel(), 3), torch.float32), (10, 3))
+    ours, theirs = grad.clone(), grad.clone()
+    dist.all_reduce(ours)
+    dist.all_reduce(theirs, group=gloo)
+    assert ours.is_sparse and torch.equal(ours.to_dense(), theirs.to_dense())
+    # A sparse matrix (sparse_dim 2) of float64.
+    points = torch.randint(0, 6, (2, 3), generator=gen)
+    m = torch.sparse_coo_tensor(points, torch.ones(3, dtype=torch.float64), (6, 6))
+    expected = m.clone()
+    dist.all_reduce(expected, group=gloo)
+    dist.all_reduce(m)
+    assert torch.equal(m.to_dense(), expected.to_dense())
+    with pytest.raises(RuntimeError, match="sparse tensors are summed only"):
+        dist.all_reduce(grad.clone(), op=dist.ReduceOp.MAX)
+
+
+def test_sparse_all_reduce_matches_gloo():
+    run_ranks(sparse_body, 3)
+
+
+def any_source_body(rank, n, port):
+    init(rank, n, port)
+    if rank == 1:
+        with pytest.raises(RuntimeError, match="a source rank is required"):
+            dist.recv(torch.empty(2))
+    dist.barrier()
+
+
+def test_recv_from_any_source_is_refused_by_name():
+    run_ranks(any_source_body, 2)
