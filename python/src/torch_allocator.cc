@@ -24,7 +24,7 @@ class ShareableCpuAllocator final : public c10::Allocator {
       cacheBytes_ = cacheBytes;
       installed_ = true;
     }
-    trimCache();
+    trimCache(cacheBytes);
     c10::SetCPUAllocator(this, /*priority=*/0);
     TORCH_CHECK(c10::GetCPUAllocator() == this,
                 "chorus: torch kept its CPU allocator (another one was installed with a higher priority)");
@@ -38,17 +38,23 @@ class ShareableCpuAllocator final : public c10::Allocator {
       minBytes_ = SIZE_MAX;  // whoever kept a pointer to this allocator gets the previous one's memory
       c10::SetCPUAllocator(previous_.load(), /*priority=*/0);
     }
-    trimCache();
+    trimCache(0);
   }
 
   c10::DataPtr allocate(size_t n) override {
     c10::Allocator* fallback = previous_.load(std::memory_order_acquire);
     // Small tensors, torch's most frequent ones, pass on without taking the lock.
     if (n == 0 || n < minBytes_.load(std::memory_order_relaxed)) return fallback->allocate(n);
-    const size_t rounded = (n + kPage - 1) / kPage * kPage;
+    return allocateShareableData(n, fallback);
+  }
+
+  // `n` bytes of shareable memory: a cached block at most a quarter larger (a loop's tensors come back at the sizes
+  // they left with), else a new one; where the system refuses shareable memory, `fallback`'s plain memory (collectives
+  // copy it, nothing fails).
+  c10::DataPtr allocateShareableData(size_t n, c10::Allocator* fallback) {
+    const size_t rounded = (std::max<size_t>(n, 1) + kPage - 1) / kPage * kPage;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      // A freed block at most a quarter larger serves: a loop's tensors come back at the sizes they left with.
       auto it = cached_.lower_bound(rounded);
       if (it != cached_.end() && it->first <= rounded + rounded / 4) {
         void* p = it->second.p;
@@ -60,7 +66,6 @@ class ShareableCpuAllocator final : public c10::Allocator {
       }
     }
     void* p = nullptr;
-    // Where the system refuses shareable memory, the tensor gets plain memory: collectives copy it, nothing fails.
     if (!allocateShareable(rounded, &p).isOk()) return fallback->allocate(n);
     std::lock_guard<std::mutex> lock(mutex_);
     live_[reinterpret_cast<uintptr_t>(p)] = rounded;
@@ -113,29 +118,30 @@ class ShareableCpuAllocator final : public c10::Allocator {
   // freed is the likeliest to serve the next tensor: a loop frees and allocates the same sizes); false when `p` is
   // not ours.
   bool free(void* p) {
+    size_t keep;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = live_.find(reinterpret_cast<uintptr_t>(p));
       if (it == live_.end()) return false;
       const size_t bytes = it->second;
       live_.erase(it);
-      if (installed_ && bytes <= cacheBytes_) {
+      keep = cacheBytes_;
+      if (bytes <= keep) {
         cached_.emplace(bytes, Cached{p, ++freedCount_});
         cachedBytes_ += bytes;
         p = nullptr;
       }
     }
     if (p) freeShareable(p);
-    trimCache();
+    trimCache(keep);
     return true;
   }
 
-  // Releases the blocks freed longest ago until the cache is within its size (empty once uninstalled).
-  void trimCache() {
+  // Releases the blocks freed longest ago until the cache holds at most `keep` bytes.
+  void trimCache(size_t keep) {
     std::vector<void*> released;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      const size_t keep = installed_ ? cacheBytes_ : 0;
       while (cachedBytes_ > keep) {
         auto oldest = std::min_element(cached_.begin(), cached_.end(),
                                        [](const auto& a, const auto& b) { return a.second.freed < b.second.freed; });
@@ -152,8 +158,8 @@ class ShareableCpuAllocator final : public c10::Allocator {
   std::atomic<c10::Allocator*> previous_{nullptr};  // what allocates what this one does not (raw_deleter reads it)
   bool installed_ = false;
   std::atomic<size_t> minBytes_{SIZE_MAX};
-  size_t cacheBytes_ = 0;
-  std::map<uintptr_t, size_t> live_;  // blocks held by tensors: base -> bytes
+  size_t cacheBytes_ = kDefaultCacheBytes;  // read under mutex_
+  std::map<uintptr_t, size_t> live_;        // blocks held by tensors: base -> bytes
   struct Cached {
     void* p;
     uint64_t freed;  // order of freeing: the oldest go first
@@ -166,6 +172,10 @@ class ShareableCpuAllocator final : public c10::Allocator {
 };
 
 }  // namespace
+
+c10::DataPtr allocateShareableData(size_t bytes) {
+  return ShareableCpuAllocator::instance().allocateShareableData(bytes, c10::GetDefaultCPUAllocator());
+}
 
 void useShareableMemory(size_t minBytes, size_t cacheBytes) {
   ShareableCpuAllocator::instance().install(minBytes, cacheBytes);

@@ -3,16 +3,25 @@
 // ncclMemAlloc's buffers, instead of through a FIFO. Smaller tensors go to the allocator it replaced.
 #pragma once
 
+#include <c10/core/Allocator.h>
+
 #include <cstddef>
 
 namespace chorus::torch_backend {
+
+/// What useShareableMemory keeps of freed blocks unless told otherwise.
+inline constexpr size_t kDefaultCacheBytes = size_t{256} << 20;
+
+/// `bytes` of shareable memory for one tensor, from the same blocks and cache as the allocator's (plain memory where
+/// the system refuses shareable memory): the backend's allocateTensor, which FSDP asks for its buffers.
+c10::DataPtr allocateShareableData(size_t bytes);
 
 /// Installs the allocator as torch's CPU allocator (or changes its sizes): tensors of at least `minBytes` are
 /// allocated shareable; up to `cacheBytes` of freed ones are kept for the next tensors of their size, so that a
 /// training loop does not create and fault in a new block for each step's tensors.
 void useShareableMemory(size_t minBytes, size_t cacheBytes);
 /// Puts back the allocator useShareableMemory replaced and releases the cached blocks. Tensors allocated meanwhile
-/// stay valid and are released when torch frees them.
+/// stay valid; when torch frees them, they are cached again for allocateShareableData.
 void useDefaultMemory();
 
 struct ShareableMemoryStats {

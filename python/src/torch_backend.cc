@@ -427,6 +427,18 @@ class ChorusBackend : public c10d::Backend {
         [&](Communicator& c) { return c.sendAsync(t.data_ptr(), t.numel(), type, dstRank); });
   }
 
+  // torch's hook for memory a backend's collectives move best (FSDP2's
+  // set_allocate_memory_from_process_group_for_comm): shareable memory, which the peers on the host read in place.
+  bool supportsTensorAlloc(c10::DeviceIndex /*deviceIdx*/) override { return true; }
+
+  at::Tensor allocateTensor(long size, at::TensorOptions options) override {
+    TORCH_CHECK(options.device().is_cpu(), "chorus allocate_tensor: CPU tensors only, not ", options.device());
+    TORCH_CHECK(size >= 0, "chorus allocate_tensor: a size of ", size, " elements");
+    const size_t bytes = static_cast<size_t>(size) * options.dtype().itemsize();
+    c10::Storage storage(c10::Storage::use_byte_size_t(), bytes, allocateShareableData(bytes), nullptr, false);
+    return at::empty({0}, options).set_(std::move(storage), 0, {size}, {1});
+  }
+
   // Without a source, c10d asks for this; torch's own message would name no alternative.
   Work recvAnysource(std::vector<at::Tensor>& /*tensors*/, int /*tag*/) override {
     TORCH_CHECK(false, "chorus recv: a source rank is required (chorus, as NCCL, has no receive from any source)");

@@ -38,7 +38,7 @@ def batch(seed, rows=8):
 CLOSE = dict(rtol=1e-5, atol=1e-6)
 
 
-def fsdp2_body(rank, n, port):
+def fsdp2_body(rank, n, port, memory_from_backend=False):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
 
@@ -49,6 +49,10 @@ def fsdp2_body(rank, n, port):
         if isinstance(layer, torch.nn.Linear):
             fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
+    if memory_from_backend:  # FSDP's buffers from the backend's allocate_tensor: memory the peers read in place
+        for module in model.modules():
+            if hasattr(module, "set_allocate_memory_from_process_group_for_comm"):
+                module.set_allocate_memory_from_process_group_for_comm(True)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
     for step in range(4):
@@ -63,12 +67,21 @@ def fsdp2_body(rank, n, port):
         ref_opt.step()
     for sharded, full in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(sharded.full_tensor(), full.detach(), **CLOSE)
+    if memory_from_backend:
+        import chorus.torch
+
+        stats = chorus.torch.shareable_memory_stats()
+        assert stats["allocations"] > stats["created"] > 0, stats
     dist.destroy_process_group()
 
 
 @pytest.mark.parametrize("nranks", [2, 4])
 def test_fsdp2_trains_as_one_process(nranks):
     run_ranks(fsdp2_body, nranks, timeout=300)
+
+
+def test_fsdp2_with_buffers_from_the_backend():
+    run_ranks(fsdp2_body, 2, True, timeout=300)
 
 
 def pipeline_body(rank, n, port, schedule_name):

@@ -80,6 +80,14 @@ def collectives_body(rank, n, port):
         assert torch.equal(b, torch.full((elements,), float(n - 1)))
     stats = ct.shareable_memory_stats()
     assert stats["allocations"] > stats["created"] > 0, stats
+    # torch's hook for a backend's own memory (FSDP2 asks it for its buffers): shareable at any size.
+    backend = dist.distributed_c10d._get_default_group()._get_backend(torch.device("cpu"))
+    assert backend.supports_tensor_alloc(torch.device("cpu"))
+    t = backend.allocate_tensor(1000, dtype=torch.bfloat16, device=torch.device("cpu"))
+    assert t.shape == (1000,) and t.dtype == torch.bfloat16 and ct.is_shareable(t)
+    t.fill_(rank + 1)
+    dist.all_reduce(t)
+    assert torch.equal(t, torch.full((1000,), n * (n + 1) / 2, dtype=torch.bfloat16))
     dist.destroy_process_group()
 
 
