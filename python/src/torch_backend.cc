@@ -5,6 +5,7 @@
 #include <torch/python.h>
 
 #include <numeric>
+#include <optional>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include "chorus/communicator.hpp"
@@ -489,6 +490,26 @@ class ChorusBackend : public c10d::Backend {
 
   void abort() override { comm_->abort(); }
   void shutdown() override { comm_->abort(); }
+
+  // torch.distributed.shrink_group: chorus's shrink (NCCL's ncclCommShrink), which also works after an abort, so the
+  // survivors of a failure go on without the dead ranks.
+  bool supportsShrinking() const override { return true; }
+
+  c10::intrusive_ptr<c10d::Backend> shrink(const std::vector<int64_t>& ranksToExclude, int shrinkFlags,
+                                           const c10::intrusive_ptr<Options>& /*optsOverride*/) override {
+    constexpr int kShrinkAbort = 0x01;  // torch.distributed.SHRINK_ABORT: end this group's pending calls first
+    if (shrinkFlags & kShrinkAbort) comm_->abort();
+    std::vector<int> excluded(ranksToExclude.begin(), ranksToExclude.end());
+    std::unique_ptr<Communicator> shrunk;
+    Status st;
+    {
+      std::optional<pybind11::gil_scoped_release> release;  // torch's binding may have released the GIL already
+      if (PyGILState_Check()) release.emplace();
+      st = comm_->shrink(excluded, &shrunk);
+    }
+    TORCH_CHECK(st.isOk(), "chorus shrink: ", st.message());
+    return c10::make_intrusive<ChorusBackend>(std::move(shrunk), inlineBytes_, timeoutSeconds_);
+  }
 
  private:
   // Inside a coalescing block the blocking call joins the block's chorus group (it runs at endCoalescing).
