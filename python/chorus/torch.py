@@ -69,13 +69,14 @@ def use_default_memory():
 
 
 def shareable_memory_stats():
-    """{"live_bytes", "cached_bytes", "allocations", "created"} of use_shareable_memory's allocator: bytes held by
-    tensors, bytes kept for reuse, tensors given shareable memory, and of those the ones that needed a new block."""
+    """{"live_bytes", "cached_bytes", "allocations", "created"} of the shareable blocks tensors got (from
+    use_shareable_memory's allocator or the backend's allocate_tensor): bytes held by tensors, bytes kept for reuse,
+    tensors given shareable memory, and of those the ones that needed a new block."""
     return _torch_backend.shareable_memory_stats()
 
 
 def is_shareable(tensor):
-    """Whether the tensor's storage is in shareable memory that use_shareable_memory's allocator gave out."""
+    """Whether the tensor's storage is in one of those shareable blocks."""
     return _torch_backend.is_shareable(tensor)
 
 
