@@ -19,32 +19,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def train_loop(config):
-    import time
-
     import torch
     import torch.distributed as dist
+    from torch_steps import median_step_ms, mlp  # perf/ is on the workers' path
 
     torch.set_num_threads(1)
     assert dist.get_backend() == config["backend"], dist.get_backend()
     torch.manual_seed(0)
-    w = config["width"]
-    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Sequential(
-        torch.nn.Linear(256, w), torch.nn.ReLU(), torch.nn.Linear(w, w), torch.nn.ReLU(), torch.nn.Linear(w, w),
-        torch.nn.ReLU(), torch.nn.Linear(w, 10)))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    gen = torch.Generator().manual_seed(dist.get_rank())
-    times = []
-    for _ in range(config["steps"]):
-        x, y = torch.randn(32, 256, generator=gen), torch.randint(0, 10, (32,), generator=gen)
-        start = time.perf_counter()
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
-        opt.step()
-        times.append(time.perf_counter() - start)
-    times = sorted(times[config["steps"] // 5:])  # the first fifth warms up
+    step_ms = median_step_ms(torch.nn.parallel.DistributedDataParallel(mlp(config["width"])), config["steps"])
     if dist.get_rank() == 0:  # the workers share this machine's file system
         with open(config["out"], "w") as f:
-            f.write(str(times[len(times) // 2] * 1e3))
+            f.write(str(step_ms))
 
 
 def fit(backend, args):

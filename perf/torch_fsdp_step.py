@@ -8,10 +8,10 @@ rank 0's median step.
 """
 
 import argparse
-import time
 
 import torch
 import torch.distributed as dist
+from torch_steps import median_step_ms, mlp
 
 
 def main():
@@ -28,9 +28,7 @@ def main():
     dist.init_process_group("chorus")
     mesh = init_device_mesh("cpu", (dist.get_world_size(),))
     torch.manual_seed(0)
-    w = args.width
-    model = torch.nn.Sequential(torch.nn.Linear(256, w), torch.nn.ReLU(), torch.nn.Linear(w, w), torch.nn.ReLU(),
-                                torch.nn.Linear(w, w), torch.nn.ReLU(), torch.nn.Linear(w, 10))
+    model = mlp(args.width)
     for layer in model:
         if isinstance(layer, torch.nn.Linear):
             fully_shard(layer, mesh=mesh)
@@ -39,19 +37,9 @@ def main():
         for module in model.modules():
             if hasattr(module, "set_allocate_memory_from_process_group_for_comm"):
                 module.set_allocate_memory_from_process_group_for_comm(True)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    gen = torch.Generator().manual_seed(dist.get_rank())
-    times = []
-    for _ in range(args.steps):
-        x, y = torch.randn(32, 256, generator=gen), torch.randint(0, 10, (32,), generator=gen)
-        start = time.perf_counter()
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
-        opt.step()
-        times.append(time.perf_counter() - start)
-    times = sorted(times[args.steps // 5:])  # the first fifth warms up
+    step_ms = median_step_ms(model, args.steps)
     if dist.get_rank() == 0:
-        print(f"memory {args.memory} median step {times[len(times) // 2] * 1e3:.2f} ms", flush=True)
+        print(f"memory {args.memory} median step {step_ms:.2f} ms", flush=True)
     dist.destroy_process_group()
 
 
