@@ -4,8 +4,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <future>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -360,6 +362,32 @@ TEST(CommunicatorSettings, ALongerTimeoutThanTheSettingHolds) {
   reloadSettings();
   EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.message();
   EXPECT_GE(waited, 1.4) << st.message();
+}
+
+// A framework's set_timeout: a communicator created with a long timeout, shortened afterwards, ends a call that no
+// peer joins within the new one, and so do the communicators split from it afterwards.
+TEST(CommunicatorSettings, SetTimeoutShortensLaterCallsAndSplits) {
+  CommConfig config;
+  config.timeoutSeconds = 60;
+  auto comms = commsWith(2, config);
+  std::vector<std::unique_ptr<Communicator>> children(2);
+  expectAllPassed(onThreads(2, [&](int r) -> std::string {
+    if (Status st = comms[r]->setTimeout(0.5); !st.isOk()) return failed("setTimeout", st);
+    Status st = comms[r]->split(0, r, &children[r]);
+    return st.isOk() ? "" : failed("split", st);
+  }));
+  for (Communicator* comm : {comms[0].get(), children[0].get()}) {
+    float x = 1;
+    const auto start = Clock::now();
+    Status st = comm->allReduce(&x, &x, 1, DataType::kFloat32, RedOp::sum());  // rank 1 never joins
+    EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.message();
+    EXPECT_NE(st.message().find("0.5 s (the communicator's timeout)"), std::string::npos) << st.message();
+    EXPECT_LT(secondsSince(start), 10.0);
+  }
+  for (double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()})
+    EXPECT_EQ(comms[1]->setTimeout(bad).code(), ErrorCode::kInvalidArgument) << bad;
+  for (auto& c : children) c->abort();
+  for (auto& c : comms) c->abort();
 }
 
 TEST(CommunicatorSettings, AlgorithmRulesApplyToThisCommunicatorAndItsSplits) {

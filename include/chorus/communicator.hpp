@@ -108,6 +108,10 @@ class Communicator {
   /// shrink() away the ranks not in `*members`); the store must outlive the ranks: a framework's store, or the
   /// UniqueId root's process (rank 0's for ncclGetUniqueId).
   Status agree(uint32_t* value, std::vector<int>* members, double graceSeconds = 1.0);
+  /// Changes this rank's timeout (CommConfig::timeoutSeconds; 0: CHORUS_TIMEOUT) for the calls that start after it,
+  /// and for the communicators split or shrunk from it later; calls already waiting keep the one they started with.
+  /// A finite value >= 0, else kInvalidArgument. Safe from any thread (as PyTorch's ProcessGroup.set_timeout).
+  Status setTimeout(double seconds);
   /// This rank's number, 0 to size() - 1.
   int rank() const;
   /// The number of ranks.

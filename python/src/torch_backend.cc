@@ -1,9 +1,11 @@
 // chorus as a torch.distributed backend: c10d's Backend interface for CPU tensors on a chorus Communicator.
 // A call goes to chorus's async variant, so it returns at once with a Work, but for small collectives, which run in
 // the caller's thread (see launch); calls between startCoalescing and endCoalescing (batch_isend_irecv,
-// _coalescing_manager) run as one chorus group off the caller's thread.
+// _coalescing_manager) run as one chorus group off the caller's thread. split_group, shrink_group and set_timeout
+// are chorus's split, shrink and setTimeout; abort and completion hooks run as each call ends (torch_hooks.hpp).
 #include <torch/python.h>
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -118,17 +120,19 @@ std::vector<size_t> displacementsOf(const std::vector<size_t>& counts) {
 
 class ChorusBackend : public c10d::Backend {
  public:
-  ChorusBackend(std::unique_ptr<Communicator> comm, size_t inlineBytes, double timeoutSeconds)
+  // `options`: the group's (its timeout is the communicator's).
+  ChorusBackend(std::unique_ptr<Communicator> comm, size_t inlineBytes, c10::intrusive_ptr<Options> options)
       : c10d::Backend(comm->rank(), comm->size()),
         comm_(std::move(comm)),
         inlineBytes_(inlineBytes),
-        timeoutSeconds_(timeoutSeconds) {}
+        options_(std::move(options)) {}
   ~ChorusBackend() override {
     // A group left open by an exception inside a coalescing block must not leak into the next one.
     if (coalescing_) (void)groupEndAsync();
   }
 
   const std::string getBackendName() const override { return "chorus"; }
+  c10::intrusive_ptr<Options> getBackendOptions() override { return options_; }
   bool supportsCoalescing() const override { return true; }
 
   void startCoalescing() override {
@@ -140,7 +144,7 @@ class ChorusBackend : public c10d::Backend {
   Work endCoalescing() override {
     TORCH_CHECK(coalescing_, "chorus: endCoalescing without startCoalescing");
     coalescing_ = false;
-    auto block = ChorusWork::start(groupEndAsync(), OpType::COALESCED, "coalesced block", {});
+    auto block = ChorusWork::start(hooks_, groupEndAsync(), OpType::COALESCED, "coalesced block", {});
     for (auto& call : coalesced_) block->follow(call);
     coalesced_.clear();
     return block;
@@ -207,7 +211,7 @@ class ChorusBackend : public c10d::Backend {
       t.copy_(sum);
       return Status::ok();
     };
-    return ChorusWork::runNow(run, OpType::ALLREDUCE, "all_reduce", {t}, {});
+    return ChorusWork::runNow(hooks_, run, OpType::ALLREDUCE, "all_reduce", {t}, {});
   }
 
   Work allreduce_coalesced(std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override {
@@ -463,7 +467,7 @@ class ChorusBackend : public c10d::Backend {
   // (through the store, not the connections), whose grace period is the timeout: every rank that arrived learns the
   // same list of those that did, and a rank that comes later fails.
   void monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) override {
-    const double seconds = opts.timeout.count() > 0 ? opts.timeout.count() / 1000.0 : timeoutSeconds_;
+    const double seconds = (opts.timeout.count() > 0 ? opts.timeout : options_->timeout).count() / 1000.0;
     uint32_t value = 1;
     std::vector<int> members;
     const Status st = comm_->agree(&value, &members, seconds);  // torch calls it without the GIL
@@ -508,8 +512,50 @@ class ChorusBackend : public c10d::Backend {
       st = comm_->shrink(excluded, &shrunk);
     }
     TORCH_CHECK(st.isOk(), "chorus shrink: ", st.message());
-    return c10::make_intrusive<ChorusBackend>(std::move(shrunk), inlineBytes_, timeoutSeconds_);
+    return c10::make_intrusive<ChorusBackend>(std::move(shrunk), inlineBytes_, options_->clone());
   }
+
+  // torch.distributed.split_group: every rank of this group calls it, with the ranks of the group it joins, in the
+  // new group's order (a rank in none gets `ranks` of another group and no backend). Groups do not overlap, so the
+  // smallest rank of a group is a color no other group has.
+  bool supportsSplitting() const override { return true; }
+
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& /*store*/,
+                                          const std::vector<int>& ranks,
+                                          const c10::intrusive_ptr<Options>& opts) override {
+    const auto mine = std::find(ranks.begin(), ranks.end(), rank_);
+    const bool member = mine != ranks.end();
+    const int color = member ? *std::min_element(ranks.begin(), ranks.end()) : Communicator::kNoColor;
+    std::unique_ptr<Communicator> child;
+    Status st;
+    {
+      std::optional<pybind11::gil_scoped_release> release;
+      if (PyGILState_Check()) release.emplace();
+      st = comm_->split(color, member ? static_cast<int>(mine - ranks.begin()) : 0, &child);
+    }
+    TORCH_CHECK(st.isOk(), "chorus split: ", st.message());
+    if (!child) return nullptr;
+    auto options = opts ? opts->clone() : options_->clone();
+    setCommunicatorTimeout(*child, options->timeout);
+    return c10::make_intrusive<ChorusBackend>(std::move(child), inlineBytes_, std::move(options));
+  }
+
+  // torch.distributed.set_timeout: the calls that start afterwards, and the groups split from this one, wait as long.
+  void setTimeout(std::chrono::milliseconds timeout) override {
+    setCommunicatorTimeout(*comm_, timeout);
+    options_->timeout = timeout;
+  }
+
+  bool supportsAbortHooks() const override { return true; }
+  void registerAbortHook(int64_t id, c10d::AbortHook hook) override { hooks_->addAbortHook(id, std::move(hook)); }
+  void unregisterAbortHook(int64_t id) override { hooks_->removeAbortHook(id); }
+  bool supportsCompletionHooks() const override { return true; }
+  void registerCompletionHook(int64_t id, c10d::CompletionHook hook) override {
+    hooks_->addCompletionHook(id, std::move(hook));
+  }
+  void unregisterCompletionHook(int64_t id) override { hooks_->removeCompletionHook(id); }
+  // Every call is timed (Work::getDuration), so there is nothing to switch on.
+  void enableCollectivesTiming() override {}
 
  private:
   // Inside a coalescing block the blocking call joins the block's chorus group (it runs at endCoalescing).
@@ -524,13 +570,14 @@ class ChorusBackend : public c10d::Backend {
     if (coalescing_) {
       Status st = blocking(*comm_);
       TORCH_CHECK(st.isOk(), "chorus ", what, ": ", st.message());
-      auto work = ChorusWork::pending(type, what, std::move(outputs), std::move(inputs));
+      auto work = ChorusWork::pending(hooks_, type, what, std::move(outputs), std::move(inputs));
       coalesced_.push_back(work);
       return work;
     }
     if (type != OpType::SEND && type != OpType::RECV && largestTensorBytes(outputs, inputs) <= inlineBytes_)
-      return ChorusWork::runNow([&] { return blocking(*comm_); }, type, what, std::move(outputs), std::move(inputs));
-    return ChorusWork::start(async(*comm_), type, what, std::move(outputs), std::move(inputs));
+      return ChorusWork::runNow(
+          hooks_, [&] { return blocking(*comm_); }, type, what, std::move(outputs), std::move(inputs));
+    return ChorusWork::start(hooks_, async(*comm_), type, what, std::move(outputs), std::move(inputs));
   }
 
   // gather of `input` into one flat tensor `output` on the root (unused elsewhere).
@@ -565,7 +612,8 @@ class ChorusBackend : public c10d::Backend {
   Work inOneGroup(Calls calls) {
     if (coalescing_) {
       calls();
-      return coalesced_.empty() ? ChorusWork::start(Request(), OpType::COALESCED, "coalesced", {}) : coalesced_.back();
+      return coalesced_.empty() ? ChorusWork::start(hooks_, Request(), OpType::COALESCED, "coalesced", {})
+                                : coalesced_.back();
     }
     startCoalescing();
     try {
@@ -616,9 +664,15 @@ class ChorusBackend : public c10d::Backend {
     std::vector<at::Tensor> outputs_;
   };
 
+  static void setCommunicatorTimeout(Communicator& comm, std::chrono::milliseconds timeout) {
+    const Status st = comm.setTimeout(static_cast<double>(timeout.count()) / 1000.0);
+    TORCH_CHECK(st.isOk(), "chorus set_timeout: ", st.message());
+  }
+
   std::unique_ptr<Communicator> comm_;
-  const size_t inlineBytes_;     // collectives up to this size run in the caller's thread (CHORUS_TORCH_INLINE_BYTES)
-  const double timeoutSeconds_;  // init_process_group's timeout
+  const size_t inlineBytes_;  // collectives up to this size run in the caller's thread (CHORUS_TORCH_INLINE_BYTES)
+  c10::intrusive_ptr<Options> options_;  // its timeout is the communicator's
+  const std::shared_ptr<BackendHooks> hooks_ = std::make_shared<BackendHooks>();
   bool coalescing_ = false;
   std::vector<c10::intrusive_ptr<ChorusWork>> coalesced_;
 };
@@ -636,7 +690,9 @@ c10::intrusive_ptr<c10d::Backend> createBackend(const c10::intrusive_ptr<c10d::S
     st = Communicator::create(std::make_shared<TorchStore>(store), prefix, size, rank, &comm, config);
   }
   TORCH_CHECK(st.isOk(), "chorus: creating the communicator of rank ", rank, " of ", size, " failed: ", st.message());
-  return c10::make_intrusive<ChorusBackend>(std::move(comm), inlineBytes, timeoutSeconds);
+  auto options = c10::make_intrusive<c10d::Backend::Options>(
+      "chorus", std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000)));
+  return c10::make_intrusive<ChorusBackend>(std::move(comm), inlineBytes, std::move(options));
 }
 
 }  // namespace

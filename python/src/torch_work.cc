@@ -22,26 +22,35 @@ const char* profilingTitle(const std::string& what) {
 
 }  // namespace
 
-ChorusWork::ChorusWork(c10d::OpType type, std::string what, std::vector<at::Tensor> outputs,
+ChorusWork::ChorusWork(Hooks hooks, c10d::OpType type, std::string what, std::vector<at::Tensor> outputs,
                        std::vector<at::Tensor> inputs)
     // The event's shapes: what the call reads, or for a recv (which reads nothing) what it writes, as Gloo's.
     : c10d::Work(-1, type, profilingTitle(what), inputs.empty() ? outputs : inputs),
+      hooks_(std::move(hooks)),
       what_(std::move(what)),
       outputs_(std::move(outputs)),
       inputs_(std::move(inputs)),
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
 
-c10::intrusive_ptr<ChorusWork> ChorusWork::start(Request request, c10d::OpType type, std::string what,
+c10::intrusive_ptr<ChorusWork> ChorusWork::start(Hooks hooks, Request request, c10d::OpType type, std::string what,
                                                  std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs) {
-  auto work = c10::make_intrusive<ChorusWork>(type, std::move(what), std::move(outputs), std::move(inputs));
+  auto work =
+      c10::make_intrusive<ChorusWork>(std::move(hooks), type, std::move(what), std::move(outputs), std::move(inputs));
   // The callback holds the Work until the call finished, even when torch dropped it.
   request.onComplete([work](const Status& st) { work->complete(st); });
   return work;
 }
 
-c10::intrusive_ptr<ChorusWork> ChorusWork::pending(c10d::OpType type, std::string what, std::vector<at::Tensor> outputs,
-                                                   std::vector<at::Tensor> inputs) {
-  return c10::make_intrusive<ChorusWork>(type, std::move(what), std::move(outputs), std::move(inputs));
+c10::intrusive_ptr<ChorusWork> ChorusWork::pending(Hooks hooks, c10d::OpType type, std::string what,
+                                                   std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs) {
+  return c10::make_intrusive<ChorusWork>(std::move(hooks), type, std::move(what), std::move(outputs),
+                                         std::move(inputs));
+}
+
+float ChorusWork::getDuration() const {
+  const float ms = durationMs_.load();
+  TORCH_CHECK(ms >= 0, "chorus ", what_, ": the call has not finished, so it has no duration yet");
+  return ms;
 }
 
 void ChorusWork::follow(c10::intrusive_ptr<ChorusWork> follower) {
@@ -64,7 +73,10 @@ void ChorusWork::complete(const Status& st) {
     followers = std::move(followers_);
   }
   inputs_.clear();
-  // The future first: a thread that wait()ed reads it next.
+  durationMs_ = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - started_).count();
+  // The hooks before the future: a thread that wait()ed reads it next, and an abort hook runs before the error
+  // reaches the caller.
+  if (hooks_) st.isOk() ? hooks_->completed(getCompletionKey(), durationMs_) : hooks_->failed();
   if (st.isOk()) {
     future_->markCompleted(c10::IValue(outputs_));
     finish();

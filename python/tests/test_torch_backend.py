@@ -413,3 +413,62 @@ def any_source_body(rank, n, port):
 
 def test_recv_from_any_source_is_refused_by_name():
     run_ranks(any_source_body, 2)
+
+
+def split_group_body(rank, n, port):
+    init(rank, n, port)
+    # Each group in its own order: in [3, 1], global rank 3 is group rank 0.
+    pg = dist.split_group(split_ranks=[[0, 2], [3, 1]])
+    members = [0, 2] if rank in (0, 2) else [3, 1]
+    assert dist.get_process_group_ranks(pg) == members
+    order = [torch.zeros(1, dtype=torch.int64) for _ in members]
+    dist.all_gather(order, torch.tensor([rank]), group=pg)
+    assert [int(t) for t in order] == members
+    total = torch.tensor([float(rank)])
+    dist.all_reduce(total, group=pg)
+    assert total.item() == sum(members)
+    # A rank in no group gets none.
+    rest = dist.split_group(split_ranks=[[1, 2, 3]])
+    if rank == 0:
+        assert rest == dist.GroupMember.NON_GROUP_MEMBER
+    else:
+        ones = torch.ones(4)
+        dist.all_reduce(ones, group=rest)
+        assert torch.equal(ones, torch.full((4,), 3.0))
+    dist.barrier()
+
+
+def test_split_group_forms_each_group_in_its_order():
+    run_ranks(split_group_body, 4)
+
+
+def set_timeout_body(rank, n, port):
+    import datetime
+    import time
+
+    init(rank, n, port, timeout=60)
+    timed = torch.ones(1 << 16)  # off the calling thread: its Work is timed too
+    work = dist.all_reduce(timed, async_op=True)
+    work.wait()
+    assert work._get_duration() >= 0
+    hooks_ran = []
+    dist.group.WORLD.register_abort_hook(7, lambda: hooks_ran.append("abort"))
+    dist.set_timeout(datetime.timedelta(seconds=1))
+    dist.barrier()
+    if rank == 1:
+        time.sleep(6)  # sends nothing: rank 0's recv waits for it
+        return
+    start = time.monotonic()
+    with pytest.raises(dist.DistBackendError, match="timed out after 1 s"):
+        dist.recv(torch.empty(3), 1)
+    # torch's flight recorder, an abort hook of every group, dumps its trace first: seconds, not the 60 of creation.
+    waited = time.monotonic() - start
+    assert waited < 20, f"the recv waited {waited:.1f} s"
+    assert hooks_ran == ["abort"], hooks_ran
+    with pytest.raises(dist.DistBackendError):
+        dist.all_reduce(torch.ones(1))  # the communicator failed: its next call fails, without running them again
+    assert hooks_ran == ["abort"], hooks_ran
+
+
+def test_set_timeout_shortens_later_calls_and_a_failure_runs_the_abort_hooks():
+    run_ranks(set_timeout_body, 2)

@@ -33,6 +33,7 @@ CommImpl::CommImpl(int rank, int nranks, const CommConfig& config)
       nranks_(nranks),
       blocking_(config.blocking),
       config_(config),
+      timeoutSeconds_(config.timeoutSeconds),
       settings_(chorus::settings().withOverrides(config.settings, &settingsError_)),
       dispatcher_(rank, nranks, &metrics_, [this] { return makeExecution(); }),
       recorder_(static_cast<size_t>(settings_[observe::kTraceEntries])) {}
@@ -40,11 +41,17 @@ CommImpl::CommImpl(int rank, int nranks, const CommConfig& config)
 std::unique_ptr<engine::Execution> CommImpl::makeExecution() {
   engine::ExecutionSettings settings;
   settings.pieces = {machineLoad_.ranksShareCores()};
-  settings.timeoutSeconds = config_.timeoutSeconds;
+  settings.timeoutSeconds = &timeoutSeconds_;
   settings.onWait = [this] { publishStarted(); };
   settings.values = &settings_;
   return std::make_unique<engine::Execution>(
       rank_, [this](int peer) { return connection(peer); }, &aborted_, std::move(settings));
+}
+
+CommConfig CommImpl::childConfig() const {
+  CommConfig config = config_;
+  config.timeoutSeconds = timeoutSeconds();
+  return config;
 }
 
 CommImpl::~CommImpl() {
@@ -320,7 +327,7 @@ Request CommImpl::submitOnStream(std::vector<Operation> ops, std::function<Statu
 Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
   worker_.drain();
   CancelScope cancel(&aborted_);  // abort() ends the exchange below within milliseconds
-  TimeoutScope timeout(config_.timeoutSeconds);
+  TimeoutScope timeout(timeoutSeconds());
   const std::string tag = "split" + std::to_string(splits_++);
   std::vector<std::string> all;
   CHORUS_TRY(bootstrap_->allGather(tag, std::to_string(color) + " " + std::to_string(key), &all));
@@ -336,7 +343,7 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
   int newRank = 0;
   for (size_t i = 0; i < members.size(); ++i)
     if (std::get<1>(members[i]) == rank_) newRank = static_cast<int>(i);
-  auto child = std::make_unique<CommImpl>(newRank, static_cast<int>(members.size()), config_);
+  auto child = std::make_unique<CommImpl>(newRank, static_cast<int>(members.size()), childConfig());
   {
     // While the child's init waits, an abort of this communicator aborts the child too (see abort()).
     std::lock_guard<std::mutex> lock(splitMutex_);
@@ -358,7 +365,7 @@ Status CommImpl::split(int color, int key, std::unique_ptr<CommImpl>* out) {
 Status CommImpl::shrink(const std::vector<int>& excluded, std::unique_ptr<CommImpl>* out) {
   // After an abort nothing runs any more; otherwise queued work of this communicator finishes first.
   if (!aborted_) worker_.drain();
-  TimeoutScope timeout(config_.timeoutSeconds);
+  TimeoutScope timeout(timeoutSeconds());
   // Every remaining rank knows the new numbering from the list alone, so no exchange over the (possibly broken)
   // communicator is needed: the list names the new communicator's rendezvous.
   std::string tag = "shrink" + std::to_string(shrinks_++);
@@ -366,7 +373,7 @@ Status CommImpl::shrink(const std::vector<int>& excluded, std::unique_ptr<CommIm
   const int newSize = nranks_ - static_cast<int>(excluded.size());
   const int newRank =
       rank_ - static_cast<int>(std::lower_bound(excluded.begin(), excluded.end(), rank_) - excluded.begin());
-  auto child = std::make_unique<CommImpl>(newRank, newSize, config_);
+  auto child = std::make_unique<CommImpl>(newRank, newSize, childConfig());
   CHORUS_TRY(child->init(bootstrap_->successor(tag, newSize, newRank)));
   child->setDeterministic(dispatcher_.deterministic());
   *out = std::move(child);
@@ -378,7 +385,7 @@ Status CommImpl::agree(uint32_t* value, std::vector<int>* members, double graceS
   if (!aborted_) worker_.drain();
   log::RankScope scope(rank_);
   auto space = bootstrap_->successor("agree" + std::to_string(agreements_++), nranks_, rank_);
-  return chorus::agree(*space, value, members, graceSeconds, config_.timeoutSeconds);
+  return chorus::agree(*space, value, members, graceSeconds, timeoutSeconds());
 }
 
 void CommImpl::abortFor(const Status& cause) {
@@ -402,7 +409,7 @@ void CommImpl::abort() {
   (void)recordFailure(remoteError("the communicator was aborted (ncclCommAbort / Communicator::abort)"));
   // The engine and every init wait look at aborted_ at least every few milliseconds: the calling thread leaves
   // its call, queued work fails at once.
-  if (!gate_.closeAndWait(timeoutOr(config_.timeoutSeconds))) {
+  if (!gate_.closeAndWait(timeoutOr(timeoutSeconds()))) {
     CHORUS_WARN(kInit, "abort: a call of rank %d did not leave the communicator", rank_);
     return;
   }

@@ -44,6 +44,11 @@ class CommImpl final : public std::enable_shared_from_this<CommImpl>, public gpu
   bool initialized() const { return initialized_.load(std::memory_order_acquire); }
   bool blocking() const { return blocking_; }
   const CommConfig& config() const { return config_; }
+  /// The timeout of this communicator's waits (0: CHORUS_TIMEOUT): CommConfig::timeoutSeconds until setTimeout().
+  double timeoutSeconds() const { return timeoutSeconds_.load(); }
+  void setTimeout(double seconds) { timeoutSeconds_.store(seconds); }
+  /// What a split or a shrink of this communicator is created with: its config, with the timeout now in force.
+  CommConfig childConfig() const;
   /// The process's settings with this communicator's overrides (CommConfig::settings).
   const Settings& settings() const { return settings_; }
   /// The byte a barrier reduces in place (Communicator::barrier); calls of one communicator run one at a time.
@@ -180,8 +185,9 @@ class CommImpl final : public std::enable_shared_from_this<CommImpl>, public gpu
   int nranks_ = 0;
   bool blocking_ = true;
   CommConfig config_;
-  std::string settingsError_;  // the first invalid override of config_.settings: init fails with it
-  Settings settings_;          // before recorder_, which is sized from it
+  std::atomic<double> timeoutSeconds_;  // read by the Executions (ExecutionSettings::timeoutSeconds)
+  std::string settingsError_;           // the first invalid override of config_.settings: init fails with it
+  Settings settings_;                   // before recorder_, which is sized from it
   uint8_t barrierCell_ = 0;
   std::atomic<bool> initialized_{false};
   CallGate gate_;

@@ -1,6 +1,7 @@
 #include "chorus/communicator.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "bootstrap/launcher.hpp"
 #include "comm/comm_impl.hpp"
@@ -194,6 +195,13 @@ Status Communicator::agree(uint32_t* value, std::vector<int>* members, double gr
 
 int Communicator::rank() const { return impl_->rank(); }
 int Communicator::size() const { return impl_->size(); }
+Status Communicator::setTimeout(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0)
+    return invalidArgument("setTimeout: " + std::to_string(seconds) + " s is not a finite number >= 0");
+  impl_->setTimeout(seconds);
+  return Status::ok();
+}
+
 void Communicator::abort() { impl_->abort(); }
 void Communicator::revoke() {
   impl_->abortFor(remoteError("rank " + std::to_string(rank()) + " revoked the communicator"));

@@ -76,7 +76,8 @@ struct OneSided::Peer {
 };
 
 Status OneSided::connect(bootstrap::Bootstrap& parent, int rank, int nranks, const Settings& settings, int contexts,
-                         double timeoutSeconds, const std::atomic<bool>* aborted, std::unique_ptr<OneSided>* out) {
+                         const std::atomic<double>* timeoutSeconds, const std::atomic<bool>* aborted,
+                         std::unique_ptr<OneSided>* out) {
   std::unique_ptr<bootstrap::Bootstrap> own = parent.child("one-sided", nranks, rank);
   transport::PeerMesh mesh;
   CHORUS_TRY(transport::connectPeerMesh(*own, rank, nranks, settings, &mesh));
@@ -85,7 +86,7 @@ Status OneSided::connect(bootstrap::Bootstrap& parent, int rank, int nranks, con
   return Status::ok();
 }
 
-OneSided::OneSided(int rank, int nranks, int contexts, double timeoutSeconds,
+OneSided::OneSided(int rank, int nranks, int contexts, const std::atomic<double>* timeoutSeconds,
                    std::vector<std::unique_ptr<transport::Connection>> connections,
                    std::unique_ptr<bootstrap::Bootstrap> bootstrap, const std::atomic<bool>* aborted)
     : rank_(rank),
@@ -186,7 +187,7 @@ Status OneSided::put(int peer, uint64_t window, uint64_t offset, const void* dat
   if (!p.failure.isOk()) return peerError(peer);
   p.outgoing.push_back(&o);
   work_.notify_one();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSeconds_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSeconds());
   // A put the thread has not started is the caller's to withdraw: the thread never touches it again.
   auto withdraw = [&](Status why) {
     p.outgoing.erase(std::find(p.outgoing.begin(), p.outgoing.end(), &o));
@@ -197,11 +198,11 @@ Status OneSided::put(int peer, uint64_t window, uint64_t offset, const void* dat
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && !o.done) {
       if (!o.started) {
         return withdraw(timeoutError("a put of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer) +
-                                     " was not taken within " + formatSeconds(timeoutSeconds_) + " s"));
+                                     " was not taken within " + formatSeconds(timeoutSeconds()) + " s"));
       }
       // Half written: the stream to the peer is out of step now. Failing the peer makes the thread end the put.
       if (p.failure.isOk()) {
-        p.failure = namingPeer(peer, timeoutError("a put to it stalled for " + formatSeconds(timeoutSeconds_) + " s"));
+        p.failure = namingPeer(peer, timeoutError("a put to it stalled for " + formatSeconds(timeoutSeconds()) + " s"));
         CHORUS_WARN(kColl, "one-sided channel: %s", p.failure.message().c_str());
       }
       work_.notify_one();
@@ -215,7 +216,7 @@ Status OneSided::wait(std::span<const SignalWait> waits) {
   // Two waits on one signal add up.
   std::map<SignalKey, uint64_t> needed;
   for (const SignalWait& w : waits) needed[{w.peer, w.context, w.index}] += static_cast<uint64_t>(w.count);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSeconds_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSeconds());
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     bool all = true;
@@ -234,7 +235,7 @@ Status OneSided::wait(std::span<const SignalWait> waits) {
         auto it = arrived_.find({w.peer, w.context, w.index});
         const uint64_t have = it == arrived_.end() ? 0 : it->second;
         if (have < needed[{w.peer, w.context, w.index}]) {
-          return timeoutError("timed out after " + formatSeconds(timeoutSeconds_) + " s waiting for " + describe(w) +
+          return timeoutError("timed out after " + formatSeconds(timeoutSeconds()) + " s waiting for " + describe(w) +
                               "; " + std::to_string(have) + " arrived");
         }
       }
@@ -340,9 +341,9 @@ Status OneSided::pumpReceives(int peer, bool* moved) {
   if (in.waitingForWindow) {
     CHORUS_TRY(startIncoming(peer));
     if (in.waitingForWindow) {
-      if (std::chrono::steady_clock::now() - in.waitingSince > std::chrono::duration<double>(timeoutSeconds_)) {
+      if (std::chrono::steady_clock::now() - in.waitingSince > std::chrono::duration<double>(timeoutSeconds())) {
         return invalidArgument("it put into window " + std::to_string(in.header.window) +
-                               ", which this rank did not register within " + formatSeconds(timeoutSeconds_) + " s");
+                               ", which this rank did not register within " + formatSeconds(timeoutSeconds()) + " s");
       }
       return Status::ok();
     }
@@ -417,7 +418,7 @@ void OneSided::progressLoop() {
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopping_ && stopBy == std::chrono::steady_clock::time_point{})
         stopBy = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           std::chrono::duration<double>(timeoutSeconds_));
+                           std::chrono::duration<double>(timeoutSeconds()));
     }
     if (stopBy != std::chrono::steady_clock::time_point{} && (drained() || now > stopBy)) return;
     if (now - lastLiveness > kLivenessPeriod) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "chorus/status.hpp"
+#include "core/deadline.hpp"
 #include "core/settings.hpp"
 #include "transports/transport.hpp"
 
@@ -42,11 +43,13 @@ class OneSided {
   /// Connects the second mesh of rank `rank` of `nranks` under `parent`'s key space (collective: every rank of the
   /// communicator calls it during its init) and starts the progress thread.
   static Status connect(bootstrap::Bootstrap& parent, int rank, int nranks, const Settings& settings, int contexts,
-                        double timeoutSeconds, const std::atomic<bool>* aborted, std::unique_ptr<OneSided>* out);
+                        const std::atomic<double>* timeoutSeconds, const std::atomic<bool>* aborted,
+                        std::unique_ptr<OneSided>* out);
 
   /// Takes the connections of the second mesh (by rank; this rank's own is unused: a put to itself is a copy) and
-  /// the bootstrap they were made with; `aborted` is the communicator's abort flag.
-  OneSided(int rank, int nranks, int contexts, double timeoutSeconds,
+  /// the bootstrap they were made with; `aborted` is the communicator's abort flag, `timeoutSeconds` its timeout
+  /// (0: CHORUS_TIMEOUT), which Communicator::setTimeout may change.
+  OneSided(int rank, int nranks, int contexts, const std::atomic<double>* timeoutSeconds,
            std::vector<std::unique_ptr<transport::Connection>> connections,
            std::unique_ptr<bootstrap::Bootstrap> bootstrap, const std::atomic<bool>* aborted);
   ~OneSided();
@@ -95,7 +98,8 @@ class OneSided {
   const int rank_;
   const int nranks_;
   const int contexts_;
-  const double timeoutSeconds_;
+  const std::atomic<double>* timeoutSeconds_;
+  double timeoutSeconds() const { return timeoutOr(timeoutSeconds_->load()); }
   std::vector<std::unique_ptr<transport::Connection>> connections_;
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   const std::atomic<bool>* aborted_;

@@ -42,8 +42,8 @@ Status CommImpl::connectPeers() {
   peers_ = std::move(mesh.peers);
   connections_ = std::move(mesh.connections);
   if (config_.oneSidedContexts > 0) {
-    CHORUS_TRY(OneSided::connect(*bootstrap_, rank_, nranks_, settings_, config_.oneSidedContexts,
-                                 timeoutOr(config_.timeoutSeconds), &aborted_, &oneSided_));
+    CHORUS_TRY(OneSided::connect(*bootstrap_, rank_, nranks_, settings_, config_.oneSidedContexts, &timeoutSeconds_,
+                                 &aborted_, &oneSided_));
   }
 
   CHORUS_TRY(buildSystem());

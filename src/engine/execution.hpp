@@ -44,8 +44,9 @@ struct DirectDescriptor;
 struct ExecutionSettings {
   /// How large steps are cut for the stream (by whether ranks share this machine's cores).
   Pieces pieces;
-  /// Seconds a wait without progress lasts before the call fails (0: CHORUS_TIMEOUT).
-  double timeoutSeconds = 0;
+  /// Seconds a wait without progress lasts before the call fails (0: CHORUS_TIMEOUT): the communicator's, which
+  /// Communicator::setTimeout changes for the calls that start after it; it outlives the Execution. Null: 0.
+  const std::atomic<double>* timeoutSeconds = nullptr;
   /// Local steps of at least this many bytes run after the peers' steps in each round, smaller ones before
   /// (advanceLocals); 0 runs every local step last, as the plan simulator does. Plans must not depend on either
   /// order.
@@ -127,7 +128,7 @@ class Execution {
     if (settings_.onWait) settings_.onWait();
   }
   int64_t spinIterations() const { return spinIterations_; }
-  double timeoutSeconds() const { return settings_.timeoutSeconds; }
+  double timeoutSeconds() const { return settings_.timeoutSeconds ? settings_.timeoutSeconds->load() : 0; }
   int rank() const { return rank_; }
   /// The stores step number `step` (counted over the plans in the order appended) writes with.
   transport::Stores storesOf(size_t step) const { return storesFor(work_.at(step)); }
