@@ -32,25 +32,21 @@ void runGuarded(const char* kind, Call call) {
 
 }  // namespace
 
-void BackendHooks::addAbortHook(int64_t id, c10d::AbortHook hook) {
+template <typename Hook>
+void BackendHooks::put(std::map<int64_t, Hook>& hooks, int64_t id, Hook hook) {
   std::lock_guard<std::mutex> lock(mutex_);
-  abortHooks_[id] = std::move(hook);
+  if (hook)
+    hooks[id] = std::move(hook);
+  else
+    hooks.erase(id);
 }
 
-void BackendHooks::removeAbortHook(int64_t id) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  abortHooks_.erase(id);
-}
-
+void BackendHooks::addAbortHook(int64_t id, c10d::AbortHook hook) { put(abortHooks_, id, std::move(hook)); }
+void BackendHooks::removeAbortHook(int64_t id) { put(abortHooks_, id, {}); }
 void BackendHooks::addCompletionHook(int64_t id, c10d::CompletionHook hook) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  completionHooks_[id] = std::move(hook);
+  put(completionHooks_, id, std::move(hook));
 }
-
-void BackendHooks::removeCompletionHook(int64_t id) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  completionHooks_.erase(id);
-}
+void BackendHooks::removeCompletionHook(int64_t id) { put(completionHooks_, id, {}); }
 
 void BackendHooks::failed() const {
   if (failedOnce_.exchange(true)) return;

@@ -27,6 +27,10 @@ class BackendHooks {
   void completed(uint64_t key, float durationMs) const;
 
  private:
+  // Sets hook `id` of `hooks`, or removes it for an empty `hook`.
+  template <typename Hook>
+  void put(std::map<int64_t, Hook>& hooks, int64_t id, Hook hook);
+
   mutable std::mutex mutex_;
   mutable std::atomic<bool> failedOnce_{false};
   std::map<int64_t, c10d::AbortHook> abortHooks_;
