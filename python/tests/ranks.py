@@ -1,6 +1,7 @@
 """Runs a test body on N processes (spawned, one rank each) and reports every rank's failure."""
 
 import multiprocessing
+import os
 import socket
 import traceback
 
@@ -21,6 +22,9 @@ def _rank_main(body, rank, nranks, port, args, errors):
 def run_ranks(body, nranks, *args, timeout=120, expect_exit=None):
     """Runs body(rank, nranks, port, *args) on `nranks` processes; fails with each failing rank's traceback.
     expect_exit: ranks whose process is meant to die (a killed-rank test), not reported."""
+    # On a group's first failed call, torch's flight recorder (an abort hook) symbolizes every recorded stack: seconds,
+    # and more on a loaded machine, which the tests' bounds on how soon a failure is raised do not measure.
+    os.environ.setdefault("TORCH_INCLUDE_STACK_TRACE", "0")
     ctx = multiprocessing.get_context("spawn")
     errors = ctx.Queue()
     port = free_port()

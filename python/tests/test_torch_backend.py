@@ -461,9 +461,8 @@ def set_timeout_body(rank, n, port):
     start = time.monotonic()
     with pytest.raises(dist.DistBackendError, match="timed out after 1 s"):
         dist.recv(torch.empty(3), 1)
-    # torch's flight recorder, an abort hook of every group, dumps its trace first: seconds, not the 60 of creation.
     waited = time.monotonic() - start
-    assert waited < 20, f"the recv waited {waited:.1f} s"
+    assert waited < 10, f"the recv waited {waited:.1f} s, not the 1 s set"
     assert hooks_ran == ["abort"], hooks_ran
     with pytest.raises(dist.DistBackendError):
         dist.all_reduce(torch.ones(1))  # the communicator failed: its next call fails, without running them again
