@@ -540,7 +540,7 @@ class ChorusBackend : public c10d::Backend {
     return c10::make_intrusive<ChorusBackend>(std::move(child), inlineBytes_, std::move(options));
   }
 
-  // torch.distributed.set_timeout: the calls that start afterwards, and the groups split from this one, wait as long.
+  // torch.distributed.set_timeout: the calls that start afterwards wait as long (split_group passes its own).
   void setTimeout(std::chrono::milliseconds timeout) override {
     setCommunicatorTimeout(*comm_, timeout);
     options_->timeout = timeout;
