@@ -37,7 +37,7 @@ SystemGraph joinHosts(const std::vector<SystemGraph>& hosts) {
 SystemGraph replicateHost(const SystemGraph& host, int copies) {
   std::vector<SystemGraph> hosts(static_cast<size_t>(copies), host);
   for (int i = 0; i < copies; ++i) {
-    for (int h : hosts[i].find(NodeKind::kHost)) hosts[i].node(h).name += "-" + std::to_string(i);
+    for (int h : hosts[i].find(NodeKind::kHost)) hosts[i].node(h).name.append("-").append(std::to_string(i));
   }
   return joinHosts(hosts);
 }
