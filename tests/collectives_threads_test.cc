@@ -1,6 +1,7 @@
 // Tier 1: N ranks as threads of this process. Every collective x dtype x op x in/out-of-place x size x world size.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <functional>
 #include <thread>
 
@@ -128,11 +129,12 @@ TEST(ThreadCommunicator, DirectTransfersGiveTheSameResults) {
   }
 }
 
-// Every algorithm of the collectives that have several, forced through CHORUS_ALGO, over the whole type x op x
-// size table.
-TEST(ThreadCommunicator, EveryAlgorithmGivesTheSameResults) {
-  int forcedRuns = 0;
-  for (const algo::Algorithm& a : algo::algorithms()) {
+// The host algorithms of the collectives that have several (as indices into algo::algorithms()), each forced
+// through CHORUS_ALGO below.
+std::vector<size_t> forcedHostAlgorithms() {
+  std::vector<size_t> forced;
+  for (size_t i = 0; i < algo::algorithms().size(); ++i) {
+    const algo::Algorithm& a = algo::algorithms()[i];
     if (a.memory != algo::Memory::kHost) continue;  // device memory: tests/gpu
     if (a.coll != algo::CollType::kAllReduce && a.coll != algo::CollType::kAllGather &&
         a.coll != algo::CollType::kReduceScatter && a.coll != algo::CollType::kBroadcast &&
@@ -140,17 +142,40 @@ TEST(ThreadCommunicator, EveryAlgorithmGivesTheSameResults) {
       continue;
     }
     if (a.applies) continue;  // hierarchical ones need several hosts: collectives_process_test runs them
-    ScopedSettings forced(std::vector<std::pair<std::string, std::string>>{{"CHORUS_ALGO", a.name}});
-    for (int nranks : {3, 4}) {
-      std::vector<std::unique_ptr<Communicator>> comms;
-      ASSERT_TRUE(Communicator::createLocal(nranks, &comms).isOk());
-      const std::vector<Case> cases = casesFor(a.coll, nranks);
-      for (const auto& f : runOnThreads(comms, cases)) EXPECT_EQ(f, "") << algo::collName(a.coll) << " " << a.name;
-    }
-    ++forcedRuns;
+    forced.push_back(i);
   }
-  EXPECT_GE(forcedRuns, 17);  // 5 AllReduce, 3 AllGather, 3 ReduceScatter, 2 Broadcast, 2 Reduce, 2 AlltoAll
+  return forced;
 }
+
+TEST(ThreadCommunicator, SeventeenAlgorithmsAreForced) {
+  // 5 AllReduce, 3 AllGather, 3 ReduceScatter, 2 Broadcast, 2 Reduce, 2 AlltoAll
+  EXPECT_GE(forcedHostAlgorithms().size(), 17u);
+}
+
+// Each such algorithm, forced, over the whole type x op x size table: a test per algorithm, so that a parallel run
+// spreads them over its workers.
+class ForcedAlgorithm : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(ForcedAlgorithm, GivesTheSameResults) {
+  const algo::Algorithm& forced = algo::algorithms()[GetParam()];
+  ScopedSettings settings(std::vector<std::pair<std::string, std::string>>{{"CHORUS_ALGO", forced.name}});
+  for (int nranks : {3, 4}) {
+    std::vector<std::unique_ptr<Communicator>> comms;
+    ASSERT_TRUE(Communicator::createLocal(nranks, &comms).isOk());
+    for (const auto& f : runOnThreads(comms, casesFor(forced.coll, nranks))) EXPECT_EQ(f, "") << nranks << " ranks";
+  }
+}
+
+// AllReduce_ring, AlltoAll_bruck, ...: gtest names take letters, digits and underscores only.
+std::string forcedName(const ::testing::TestParamInfo<size_t>& info) {
+  const algo::Algorithm& a = algo::algorithms()[info.param];
+  std::string name = std::string(algo::collName(a.coll)) + "_" + a.name;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(ThreadCommunicator, ForcedAlgorithm, ::testing::ValuesIn(forcedHostAlgorithms()), forcedName);
 
 TEST(ThreadCommunicator, AsyncRequestsCompleteInOrder) {
   std::vector<std::unique_ptr<Communicator>> comms;
