@@ -17,7 +17,7 @@ cmake_language(EVAL CODE "${torch_facts}")
 message(STATUS "chorus: building the torch.distributed backend against torch ${CHORUS_TORCH_VERSION}")
 
 Python_add_library(_torch_backend MODULE WITH_SOABI src/torch_backend.cc src/torch_work.cc src/torch_hooks.cc
-                                                   src/torch_store.cc src/torch_allocator.cc)
+                                                   src/torch_store.cc src/torch_allocator.cc src/torch_reconfigure.cc)
 target_include_directories(_torch_backend SYSTEM PRIVATE ${torch_includes})
 target_compile_definitions(
   _torch_backend PRIVATE TORCH_EXTENSION_NAME=_torch_backend TORCH_API_INCLUDE_EXTENSION_H

@@ -81,10 +81,11 @@ def is_shareable(tensor):
 
 
 def _create(options, _backend_options):
-    # The group's id keeps the communicators of the groups of one process apart (new_group, subgroups).
+    # The group's id keeps the communicators of the groups of one process apart (new_group, subgroups). A group made
+    # with enable_reconfigure=True has no communicator until torch.distributed._reconfigure.
     return _torch_backend.create_backend(
         options.store, "chorus/" + options.group_id, options.group_rank, options.group_size,
-        options.timeout.total_seconds(), inline_bytes())
+        options.timeout.total_seconds(), inline_bytes(), getattr(options, "enable_reconfigure", False))
 
 
 def register():

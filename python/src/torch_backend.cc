@@ -2,16 +2,19 @@
 // A call goes to chorus's async variant, so it returns at once with a Work, but for small collectives, which run in
 // the caller's thread (see launch); calls between startCoalescing and endCoalescing (batch_isend_irecv,
 // _coalescing_manager) run as one chorus group off the caller's thread. split_group, shrink_group and set_timeout
-// are chorus's split, shrink and setTimeout; abort and completion hooks run as each call ends (torch_hooks.hpp).
+// are chorus's split, shrink and setTimeout; abort and completion hooks run as each call ends (torch_hooks.hpp);
+// reconfigure makes the group a new communicator (torch_reconfigure.hpp).
 #include <torch/python.h>
 
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include "chorus/communicator.hpp"
 #include "torch_allocator.hpp"
+#include "torch_reconfigure.hpp"
 #include "torch_store.hpp"
 #include "torch_work.hpp"
 
@@ -118,6 +121,24 @@ std::vector<size_t> displacementsOf(const std::vector<size_t>& counts) {
   return displs;
 }
 
+// The communicator of `size` processes that meet in `store` under `prefix`, this one as `rank` (the GIL released
+// while they do, where the caller holds it); its calls wait `timeout`.
+std::unique_ptr<Communicator> meet(const c10::intrusive_ptr<c10d::Store>& store, const std::string& prefix, int rank,
+                                   int size, std::chrono::milliseconds timeout, const char* what) {
+  CommConfig config;
+  config.timeoutSeconds = static_cast<double>(timeout.count()) / 1000.0;
+  std::unique_ptr<Communicator> comm;
+  Status st;
+  {
+    std::optional<pybind11::gil_scoped_release> release;
+    if (PyGILState_Check()) release.emplace();
+    st = Communicator::create(std::make_shared<TorchStore>(store), prefix, size, rank, &comm, config);
+  }
+  TORCH_CHECK(st.isOk(), "chorus ", what, ": creating the communicator of rank ", rank, " of ", size,
+              " failed: ", st.message());
+  return comm;
+}
+
 class ChorusBackend : public c10d::Backend {
  public:
   // `options`: the group's (its timeout is the communicator's).
@@ -126,6 +147,15 @@ class ChorusBackend : public c10d::Backend {
         comm_(std::move(comm)),
         inlineBytes_(inlineBytes),
         options_(std::move(options)) {}
+  // A group made with enable_reconfigure=True: no communicator until reconfigure(), whose processes meet in `store`
+  // under `prefix`.
+  ChorusBackend(c10::intrusive_ptr<c10d::Store> store, std::string prefix, int rank, int size, size_t inlineBytes,
+                c10::intrusive_ptr<Options> options)
+      : c10d::Backend(rank, size),
+        inlineBytes_(inlineBytes),
+        options_(std::move(options)),
+        store_(std::move(store)),
+        prefix_(std::move(prefix)) {}
   ~ChorusBackend() override {
     // A group left open by an exception inside a coalescing block must not leak into the next one.
     if (coalescing_) (void)groupEndAsync();
@@ -187,7 +217,7 @@ class ChorusBackend : public c10d::Backend {
     auto run = [&]() -> Status {
       const int64_t mine = input._nnz();
       at::Tensor counts = at::empty({size_}, at::kLong);
-      CHORUS_TRY(comm_->allGather(&mine, counts.data_ptr(), 1, DataType::kInt64));
+      CHORUS_TRY(comm().allGather(&mine, counts.data_ptr(), 1, DataType::kInt64));
       const int64_t most = counts.max().item<int64_t>();
       const int64_t sparseDims = input.sparse_dim();
       at::Tensor indices = at::zeros({sparseDims, most}, at::kLong);
@@ -197,10 +227,10 @@ class ChorusBackend : public c10d::Backend {
       at::Tensor padded = at::zeros(valueShape, values.options());
       padded.narrow(0, 0, mine).copy_(values);
       at::Tensor allIndices = at::empty({size_, sparseDims, most}, at::kLong);
-      CHORUS_TRY(comm_->allGather(indices.data_ptr(), allIndices.data_ptr(), indices.numel(), DataType::kInt64));
+      CHORUS_TRY(comm().allGather(indices.data_ptr(), allIndices.data_ptr(), indices.numel(), DataType::kInt64));
       valueShape.insert(valueShape.begin(), size_);
       at::Tensor allValues = at::empty(valueShape, values.options());
-      CHORUS_TRY(comm_->allGather(padded.data_ptr(), allValues.data_ptr(), padded.numel(), type));
+      CHORUS_TRY(comm().allGather(padded.data_ptr(), allValues.data_ptr(), padded.numel(), type));
       std::vector<at::Tensor> indexParts, valueParts;
       for (int r = 0; r < size_; ++r) {
         const int64_t n = counts[r].item<int64_t>();
@@ -470,7 +500,7 @@ class ChorusBackend : public c10d::Backend {
     const double seconds = (opts.timeout.count() > 0 ? opts.timeout : options_->timeout).count() / 1000.0;
     uint32_t value = 1;
     std::vector<int> members;
-    const Status st = comm_->agree(&value, &members, seconds);  // torch calls it without the GIL
+    const Status st = comm().agree(&value, &members, seconds);  // torch calls it without the GIL
     if (!st.isOk()) {
       C10_THROW_ERROR(DistBackendError,
                       "chorus monitored_barrier on rank " + std::to_string(rank_) + ": " + st.message());
@@ -492,8 +522,10 @@ class ChorusBackend : public c10d::Backend {
     }
   }
 
-  void abort() override { comm_->abort(); }
-  void shutdown() override { comm_->abort(); }
+  void abort() override {
+    if (comm_) comm_->abort();
+  }
+  void shutdown() override { abort(); }
 
   // torch.distributed.shrink_group: chorus's shrink (NCCL's ncclCommShrink), which also works after an abort, so the
   // survivors of a failure go on without the dead ranks.
@@ -502,14 +534,14 @@ class ChorusBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> shrink(const std::vector<int64_t>& ranksToExclude, int shrinkFlags,
                                            const c10::intrusive_ptr<Options>& /*optsOverride*/) override {
     constexpr int kShrinkAbort = 0x01;  // torch.distributed.SHRINK_ABORT: end this group's pending calls first
-    if (shrinkFlags & kShrinkAbort) comm_->abort();
+    if (shrinkFlags & kShrinkAbort) comm().abort();
     std::vector<int> excluded(ranksToExclude.begin(), ranksToExclude.end());
     std::unique_ptr<Communicator> shrunk;
     Status st;
     {
       std::optional<pybind11::gil_scoped_release> release;  // torch's binding may have released the GIL already
       if (PyGILState_Check()) release.emplace();
-      st = comm_->shrink(excluded, &shrunk);
+      st = comm().shrink(excluded, &shrunk);
     }
     TORCH_CHECK(st.isOk(), "chorus shrink: ", st.message());
     return c10::make_intrusive<ChorusBackend>(std::move(shrunk), inlineBytes_, options_->clone());
@@ -531,7 +563,7 @@ class ChorusBackend : public c10d::Backend {
     {
       std::optional<pybind11::gil_scoped_release> release;
       if (PyGILState_Check()) release.emplace();
-      st = comm_->split(color, member ? static_cast<int>(mine - ranks.begin()) : 0, &child);
+      st = comm().split(color, member ? static_cast<int>(mine - ranks.begin()) : 0, &child);
     }
     TORCH_CHECK(st.isOk(), "chorus split: ", st.message());
     if (!child) return nullptr;
@@ -542,7 +574,7 @@ class ChorusBackend : public c10d::Backend {
 
   // torch.distributed.set_timeout: the calls that start afterwards wait as long (split_group passes its own).
   void setTimeout(std::chrono::milliseconds timeout) override {
-    setCommunicatorTimeout(*comm_, timeout);
+    if (comm_) setCommunicatorTimeout(*comm_, timeout);
     options_->timeout = timeout;
   }
 
@@ -557,6 +589,42 @@ class ChorusBackend : public c10d::Backend {
   // Every call is timed (Work::getDuration), so there is nothing to switch on.
   void enableCollectivesTiming() override {}
 
+  // ProcessGroup.merge_remote_group: the processes of several groups meet in `store` (the caller's, its keys of
+  // this merge only) as one group of `size`, this one as `rank` (the caller counts them).
+  c10::intrusive_ptr<c10d::Backend> merge(const c10::intrusive_ptr<c10d::Store>& store,
+                                          const c10::intrusive_ptr<Options>& opts, const int& rank,
+                                          const int& size) override {
+    auto options = opts ? opts->clone() : options_->clone();
+    auto merged = meet(store, "chorus/merge", rank, size, options->timeout, "merge");
+    return c10::make_intrusive<ChorusBackend>(std::move(merged), inlineBytes_, std::move(options));
+  }
+
+  // torch.distributed._reconfigure: every process named by opts.handles calls it with the same uuid and handles; they
+  // meet in the group's store and become a new communicator, ranked as the handles say. The old communicator, if
+  // any, is aborted (its pending calls end with an error) once the new one exists; a failed reconfigure leaves it.
+  bool supportsReconfigure() const override { return store_ != nullptr; }
+  c10d::ReconfigureHandle get_reconfigure_handle() const override {
+    TORCH_CHECK(store_, "chorus: reconfigure needs a group made with enable_reconfigure=True");
+    return handle_;
+  }
+
+  Work reconfigure(const c10d::ReconfigureOptions& opts) override {
+    TORCH_CHECK(store_, "chorus: reconfigure needs a group made with enable_reconfigure=True");
+    TORCH_CHECK(!coalescing_, "chorus reconfigure: inside a coalescing block");
+    TORCH_CHECK(usedUuids_.insert(opts.uuid).second, "chorus reconfigure: uuid ", opts.uuid,
+                " was used before on this group; every reconfigure takes a fresh one");
+    const Membership place = membershipOf(opts, handle_);
+    auto fresh = meet(store_, prefix_ + "/reconfigure/" + std::to_string(opts.uuid), place.rank, place.size,
+                      opts.timeout.value_or(options_->timeout), "reconfigure");
+    setCommunicatorTimeout(*fresh, options_->timeout);
+    if (comm_) comm_->abort();
+    comm_ = std::move(fresh);
+    rank_ = place.rank;
+    size_ = place.size;
+    hooks_->rearm();
+    return ChorusWork::start(hooks_, Request(), OpType::UNKNOWN, "reconfigure", {});
+  }
+
  private:
   // Inside a coalescing block the blocking call joins the block's chorus group (it runs at endCoalescing).
   // A collective of at most inlineBytes_ runs now, in this thread, and returns a finished Work: handing it to the
@@ -568,7 +636,7 @@ class ChorusBackend : public c10d::Backend {
   Work launch(OpType type, const char* what, std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs,
               Blocking blocking, Async async) {
     if (coalescing_) {
-      Status st = blocking(*comm_);
+      Status st = blocking(comm());
       TORCH_CHECK(st.isOk(), "chorus ", what, ": ", st.message());
       auto work = ChorusWork::pending(hooks_, type, what, std::move(outputs), std::move(inputs));
       coalesced_.push_back(work);
@@ -576,8 +644,8 @@ class ChorusBackend : public c10d::Backend {
     }
     if (type != OpType::SEND && type != OpType::RECV && largestTensorBytes(outputs, inputs) <= inlineBytes_)
       return ChorusWork::runNow(
-          hooks_, [&] { return blocking(*comm_); }, type, what, std::move(outputs), std::move(inputs));
-    return ChorusWork::start(hooks_, async(*comm_), type, what, std::move(outputs), std::move(inputs));
+          hooks_, [&] { return blocking(comm()); }, type, what, std::move(outputs), std::move(inputs));
+    return ChorusWork::start(hooks_, async(comm()), type, what, std::move(outputs), std::move(inputs));
   }
 
   // gather of `input` into one flat tensor `output` on the root (unused elsewhere).
@@ -664,6 +732,11 @@ class ChorusBackend : public c10d::Backend {
     std::vector<at::Tensor> outputs_;
   };
 
+  Communicator& comm() {
+    TORCH_CHECK(comm_, "chorus: the group has no communicator before reconfigure() (enable_reconfigure=True)");
+    return *comm_;
+  }
+
   static void setCommunicatorTimeout(Communicator& comm, std::chrono::milliseconds timeout) {
     const Status st = comm.setTimeout(static_cast<double>(timeout.count()) / 1000.0);
     TORCH_CHECK(st.isOk(), "chorus set_timeout: ", st.message());
@@ -675,24 +748,23 @@ class ChorusBackend : public c10d::Backend {
   const std::shared_ptr<BackendHooks> hooks_ = std::make_shared<BackendHooks>();
   bool coalescing_ = false;
   std::vector<c10::intrusive_ptr<ChorusWork>> coalesced_;
+  // The reconfigure regime's: the group's store and name, this process's handle, and the uuids it has used.
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::string prefix_;
+  const std::string handle_ = newReconfigureHandle();
+  std::set<int64_t> usedUuids_;
 };
 
 // The creator torch.distributed calls for each process group (Backend.register_backend, through chorus/torch.py):
 // `prefix` names the group, the same on each of its ranks.
 c10::intrusive_ptr<c10d::Backend> createBackend(const c10::intrusive_ptr<c10d::Store>& store, const std::string& prefix,
-                                                int rank, int size, double timeoutSeconds, size_t inlineBytes) {
-  CommConfig config;
-  config.timeoutSeconds = timeoutSeconds;
-  std::unique_ptr<Communicator> comm;
-  Status st;
-  {
-    pybind11::gil_scoped_release release;
-    st = Communicator::create(std::make_shared<TorchStore>(store), prefix, size, rank, &comm, config);
-  }
-  TORCH_CHECK(st.isOk(), "chorus: creating the communicator of rank ", rank, " of ", size, " failed: ", st.message());
+                                                int rank, int size, double timeoutSeconds, size_t inlineBytes,
+                                                bool enableReconfigure) {
   auto options = c10::make_intrusive<c10d::Backend::Options>(
       "chorus", std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000)));
-  return c10::make_intrusive<ChorusBackend>(std::move(comm), inlineBytes, std::move(options));
+  if (enableReconfigure) return c10::make_intrusive<ChorusBackend>(store, prefix, rank, size, inlineBytes, options);
+  return c10::make_intrusive<ChorusBackend>(meet(store, prefix, rank, size, options->timeout, "init"), inlineBytes,
+                                            std::move(options));
 }
 
 }  // namespace
@@ -701,7 +773,8 @@ c10::intrusive_ptr<c10d::Backend> createBackend(const c10::intrusive_ptr<c10d::S
 PYBIND11_MODULE(_torch_backend, m) {
   m.doc() = "chorus's torch.distributed backend (import chorus.torch to register it as 'chorus')";
   m.def("create_backend", &chorus::torch_backend::createBackend, pybind11::arg("store"), pybind11::arg("prefix"),
-        pybind11::arg("rank"), pybind11::arg("size"), pybind11::arg("timeout_seconds"), pybind11::arg("inline_bytes"));
+        pybind11::arg("rank"), pybind11::arg("size"), pybind11::arg("timeout_seconds"), pybind11::arg("inline_bytes"),
+        pybind11::arg("enable_reconfigure") = false);
   m.def("use_shareable_memory", &chorus::torch_backend::useShareableMemory, pybind11::arg("min_bytes"),
         pybind11::arg("cache_bytes"));
   m.def("use_default_memory", &chorus::torch_backend::useDefaultMemory);

@@ -23,6 +23,8 @@ class BackendHooks {
 
   /// A call of the backend failed: runs the abort hooks, the first time.
   void failed() const;
+  /// The backend has a new communicator (reconfigure): its first failure runs the abort hooks again.
+  void rearm() { failedOnce_ = false; }
   /// A call finished without error: runs the completion hooks with `key` (the Work's completion key).
   void completed(uint64_t key, float durationMs) const;
 

@@ -471,3 +471,92 @@ def set_timeout_body(rank, n, port):
 
 def test_set_timeout_shortens_later_calls_and_a_failure_runs_the_abort_hooks():
     run_ranks(set_timeout_body, 2)
+
+
+def reconfigure_body(proc, nprocs, port):
+    """Processes 0-2 make a group in the reconfigure regime; 2 dies, 0 and 1 go on as a group of 2 in the other order,
+    then process 3 takes 2's place and the three become a group again (handles as a set: chorus orders them)."""
+    import datetime
+    import os
+    import time
+
+    import chorus.torch  # noqa: F401 - registers the backend
+
+    c10d = dist.distributed_c10d
+    timeout = datetime.timedelta(seconds=60)
+    store = dist.TCPStore("127.0.0.1", port, is_master=proc == 0, wait_for_workers=False, timeout=timeout)
+
+    def handles(uuid, procs):  # the handles of `procs`, exchanged out of band as c10d asks
+        store.set(f"handle/{uuid}/{proc}", c10d._get_reconfigure_handle())
+        return [store.get(f"handle/{uuid}/{p}").decode() for p in procs]
+
+    if proc == 3:
+        store.wait(["replace"])
+    dist.init_process_group("chorus", store=dist.PrefixStore("group", store), rank=min(proc, 2), world_size=3,
+                            enable_reconfigure=True, timeout=datetime.timedelta(seconds=5))
+    assert c10d._supports_reconfigure()
+    if proc < 3:
+        with pytest.raises(RuntimeError, match="before reconfigure"):
+            dist.all_reduce(torch.ones(1))
+        c10d._reconfigure(uuid=1, handles=handles(1, [0, 1, 2])).wait()
+        t = torch.tensor([proc + 1.0])
+        dist.all_reduce(t)
+        assert (t.item(), dist.get_rank(), dist.get_world_size()) == (6.0, proc, 3)
+        if proc == 2:
+            os._exit(9)
+        start = time.monotonic()
+        with pytest.raises(dist.DistBackendError, match="rank 2"):
+            dist.all_reduce(torch.ones(1))
+        assert time.monotonic() - start < 10
+
+        c10d._reconfigure(uuid=2, handles=handles(2, [1, 0])).wait()
+        assert (dist.get_rank(), dist.get_world_size()) == (1 - proc, 2)
+        out = [torch.empty(1) for _ in range(2)]
+        dist.all_gather(out, torch.tensor([float(proc)]))
+        assert torch.equal(torch.cat(out), torch.tensor([1.0, 0.0]))
+        with pytest.raises(RuntimeError, match="uuid 2 was used before"):
+            c10d._reconfigure(uuid=2, handles=handles(2, [1, 0]))
+        if proc == 0:
+            store.set("replace", "1")
+
+    members = handles(3, [0, 1, 3])
+    c10d._reconfigure(uuid=3, handles=set(members)).wait()
+    order = [p for _, p in sorted(zip(members, [0, 1, 3]))]  # a set's members are ranked by their sorted handles
+    assert (dist.get_rank(), dist.get_world_size()) == (order.index(proc), 3)
+    out = [torch.empty(1) for _ in range(3)]
+    dist.all_gather(out, torch.tensor([float(proc)]))
+    assert torch.equal(torch.cat(out), torch.tensor([float(p) for p in order]))
+    dist.destroy_process_group()
+    store.set(f"done/{proc}", "1")
+    if proc == 0:  # the store's host leaves last
+        store.wait([f"done/{p}" for p in (1, 3)])
+
+
+def test_reconfigure_shrinks_reorders_and_takes_in_a_replacement():
+    run_ranks(reconfigure_body, 4, expect_exit={2})
+
+
+def merge_body(proc, nprocs, port):
+    """Each process is a world of its own; merge_remote_group makes them one group, met in a store they share."""
+    import datetime
+
+    import chorus.torch  # noqa: F401 - registers the backend
+
+    timeout = datetime.timedelta(seconds=60)
+    dist.init_process_group("chorus", store=dist.HashStore(), rank=0, world_size=1, timeout=timeout)
+    shared = dist.TCPStore("127.0.0.1", port, is_master=proc == 0, wait_for_workers=False, timeout=timeout)
+    merged = dist.group.WORLD.merge_remote_group(shared, nprocs, timeout, group_name="merged")
+    assert merged.size() == nprocs
+    t = torch.full((1 << 16,), float(proc + 1))  # on the communicator's thread
+    merged.allreduce(t).wait()
+    assert torch.equal(t, torch.full((1 << 16,), nprocs * (nprocs + 1) / 2))
+    ranks = torch.empty(nprocs, dtype=torch.int64)
+    merged._allgather_base(ranks, torch.tensor([merged.rank()])).wait()
+    assert ranks.tolist() == list(range(nprocs))
+    shared.set(f"done/{proc}", "1")
+    if proc == 0:  # the store's host leaves last
+        shared.wait([f"done/{p}" for p in range(nprocs)])
+
+
+def test_merge_remote_group_makes_separate_worlds_one_group():
+    run_ranks(merge_body, 3)
