@@ -4,20 +4,23 @@
 # Usage: rank_failure.sh <all_reduce_perf>
 set -uo pipefail
 tool=$1
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+log=$(mktemp) out=$(mktemp)
+trap 'rm -f "$log" "$out"' EXIT
 # A long sweep: the ranks are busy in collectives when one of them is killed.
-"$tool" --nprocs 3 -b 1K -e 1K -n 100000000 -w 0 -c 0 >/dev/null 2>"$log" &
+"$tool" --nprocs 3 -b 1K -e 1K -n 100000000 -w 0 -c 0 >"$out" 2>"$log" &
 launcher=$!
+# Rank 1's pid from the header ("#  Rank  1 Group  0 Pid  4901 ..."): the order of the pids says nothing once they
+# wrap around.
+victim=
 for _ in $(seq 100); do
-  mapfile -t ranks < <(pgrep -P "$launcher")
-  [ ${#ranks[@]} -eq 3 ] && break
+  victim=$(awk '$2 == "Rank" && $3 == 1 && $6 == "Pid" {print $7}' "$out")
+  [ -n "$victim" ] && break
   sleep 0.1
 done
-[ ${#ranks[@]} -eq 3 ] || { echo "the launcher did not start 3 ranks"; kill -9 "$launcher"; exit 1; }
+[ -n "$victim" ] || { echo "the launcher's ranks printed no header"; cat "$log"; kill -9 "$launcher"; exit 1; }
 sleep 1
 start=$(date +%s%N)
-kill -9 "${ranks[1]}"
+kill -9 "$victim"
 wait "$launcher"
 code=$?
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
