@@ -220,7 +220,7 @@ class Runner {
     if (char* dot = strchr(host, '.')) *dot = 0;
     std::vector<std::string> mine;
     for (int rank : backend_.localRanks()) {
-      char line[256];
+      char line[512];  // room for a 255-byte host name
       const int device = backend_.device(mine.size());
       snprintf(line, sizeof(line), "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s", rank, getpid(), host,
                device, device >= 0 ? "device memory" : "host memory", backend_.describe().c_str());

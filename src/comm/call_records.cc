@@ -141,7 +141,7 @@ void CommImpl::logCalls(std::span<const Operation> ops, double microseconds, con
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     // A group's operations ran as one: each line gives its place in the group and the whole group's time.
-    char place[48] = "";
+    char place[64] = "";  // room for two 20-digit counts
     if (ops.size() > 1) snprintf(place, sizeof(place), " (group op %zu of %zu)", i + 1, ops.size());
     const char* algorithm = dispatcher_.algorithmOf(i, ops.size());
     CHORUS_INFO(kColl, "%s seq %llu count %zu %s %s root %d algorithm %s bytes %llu time %.2f us%s%s%s",
