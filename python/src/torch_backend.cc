@@ -211,6 +211,7 @@ class ChorusBackend : public c10d::Backend {
     TORCH_CHECK(t.device().is_cpu(), "chorus all_reduce: the tensor is on ", t.device(),
                 "; this backend takes CPU tensors");
     TORCH_CHECK(!coalescing_, "chorus all_reduce: a sparse tensor cannot be part of a coalesced block");
+    ++sequence_;
     const at::Tensor input = t.coalesce();
     const at::Tensor values = input._values().contiguous();
     const DataType type = dataTypeOf(values, "all_reduce");
@@ -497,7 +498,12 @@ class ChorusBackend : public c10d::Backend {
   // (through the store, not the connections), whose grace period is the timeout: every rank that arrived learns the
   // same list of those that did, and a rank that comes later fails.
   void monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) override {
-    const double seconds = (opts.timeout.count() > 0 ? opts.timeout : options_->timeout).count() / 1000.0;
+    // A timeout of 0 is one (rank 0 names the others at once); only c10d's unset value means the group's.
+    const double seconds = (opts.timeout != c10d::kUnsetTimeout ? opts.timeout : options_->timeout).count() / 1000.0;
+    if (seconds <= 0) {  // no time for anyone to arrive: Gloo's words for a rank whose own wait ran out
+      C10_THROW_ERROR(DistBackendError, "[Rank " + std::to_string(rank_) + "]: Rank " + std::to_string(rank_) +
+                                            " timed out in monitoredBarrier after 0 ms");
+    }
     uint32_t value = 1;
     std::vector<int> members;
     const Status st = comm().agree(&value, &members, seconds);  // torch calls it without the GIL
@@ -516,8 +522,9 @@ class ChorusBackend : public c10d::Backend {
       if (!waitAllRanks) break;  // Gloo names the first rank missing unless asked for all
     }
     if (!missing.empty()) {
-      C10_THROW_ERROR(DistBackendError, "[Rank " + std::to_string(rank_) + "]: Ranks " + missing +
-                                            " failed to pass monitoredBarrier in " +
+      // Gloo's words: "Rank 2 failed ..." for the first missing rank, "Ranks 1, 2 failed ..." when asked for all.
+      C10_THROW_ERROR(DistBackendError, "[Rank " + std::to_string(rank_) + "]: " + (waitAllRanks ? "Ranks " : "Rank ") +
+                                            missing + " failed to pass monitoredBarrier in " +
                                             std::to_string(static_cast<int64_t>(seconds * 1000)) + " ms");
     }
   }
@@ -588,6 +595,8 @@ class ChorusBackend : public c10d::Backend {
   void unregisterCompletionHook(int64_t id) override { hooks_->removeCompletionHook(id); }
   // Every call is timed (Work::getDuration), so there is nothing to switch on.
   void enableCollectivesTiming() override {}
+  // The calls issued on this group so far, as Gloo counts them: torch's debug wrapper compares them across ranks.
+  uint64_t getSequenceNumberForGroup() override { return sequence_; }
 
   // ProcessGroup.merge_remote_group: the processes of several groups meet in `store` (the caller's, its keys of
   // this merge only) as one group of `size`, this one as `rank` (the caller counts them).
@@ -635,6 +644,7 @@ class ChorusBackend : public c10d::Backend {
   template <typename Blocking, typename Async>
   Work launch(OpType type, const char* what, std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs,
               Blocking blocking, Async async) {
+    ++sequence_;
     if (coalescing_) {
       Status st = blocking(comm());
       TORCH_CHECK(st.isOk(), "chorus ", what, ": ", st.message());
@@ -748,6 +758,7 @@ class ChorusBackend : public c10d::Backend {
   const std::shared_ptr<BackendHooks> hooks_ = std::make_shared<BackendHooks>();
   bool coalescing_ = false;
   std::vector<c10::intrusive_ptr<ChorusWork>> coalesced_;
+  uint64_t sequence_ = 0;
   // The reconfigure regime's: the group's store and name, this process's handle, and the uuids it has used.
   c10::intrusive_ptr<c10d::Store> store_;
   std::string prefix_;

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="Ray is not in the suite's environment: pip install 'ray[train]==2.60.0'")
+ray = pytest.importorskip("ray", reason="Ray is not in this Python (python/requirements-test.txt installs it)")
 torch = pytest.importorskip("torch")
 
 HERE = os.path.dirname(os.path.abspath(__file__))

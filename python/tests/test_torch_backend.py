@@ -345,6 +345,11 @@ def monitored_barrier_body(rank, n, port):
         dist.monitored_barrier(timeout=datetime.timedelta(seconds=1), wait_all_ranks=True)
     if rank < n - 1:
         assert f"Ranks {n - 1} failed to pass monitoredBarrier in 1000 ms" in str(raised.value), raised.value
+    group = dist.new_group(backend="chorus")  # a fresh communicator, which rank 0 leaves alone
+    if rank > 0:  # the first rank that did not arrive, in Gloo's words
+        with pytest.raises(dist.DistBackendError, match=r"\]: Rank 0 failed to pass monitoredBarrier in 1000 ms"):
+            dist.monitored_barrier(group=group, timeout=datetime.timedelta(seconds=1))
+    dist.barrier()  # rank 0 hosts the store: it stays until the others are done with it
 
 
 def test_monitored_barrier_names_the_rank_that_did_not_arrive():
