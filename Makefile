@@ -5,7 +5,7 @@ RANKS ?= 4
 
 VENV ?= .venv
 
-.PHONY: deps python-env docs-env build build-python run docs test test-sanitized clean
+.PHONY: deps python-env docs-env build build-python run docs test test-ecosystem test-soak test-sanitized clean
 
 deps:
 	@bash scripts/install_deps.sh
@@ -33,11 +33,24 @@ docs-env:
 docs: build docs-env
 	@bash docs/build.sh $(BUILD) $(abspath .venv-docs)/bin/python
 
+# The suite in tiers, each a ctest label (docs/testing.md: what each holds, its budget). `make test` runs the gate
+# tiers; `make test-ecosystem` the third-party frameworks and the packaging; `make test-soak` the seeded random mix;
+# `make test-sanitized` the sanitizer and fuzz runs. CI (.ci/run) runs all four. ctest prints each label's time last.
+GATE_TIERS = unit|threads|processes|system|python
+CTEST = cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
 test: build-python docs-env
 	@bash docs/build.sh $(BUILD) $(abspath .venv-docs)/bin/python
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 900
+	$(CTEST) -L '^($(GATE_TIERS))$$'
 
-# The suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the threaded tests under ThreadSanitizer.
+test-ecosystem: build-python
+	$(CTEST) -L '^(ecosystem|packaging)$$'
+
+test-soak: build-python
+	$(CTEST) -L '^soak$$'
+
+# Unit, thread, process and soak tiers under AddressSanitizer + UndefinedBehaviorSanitizer, the thread tier under
+# ThreadSanitizer (slow variants left out of both), then the fuzz targets.
 test-sanitized: deps
 	@bash tests/sanitize/suite_under_sanitizers.sh . $(BUILD)
 

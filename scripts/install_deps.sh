@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwloc-dev hwloc libpugixml-dev iproute2
           openmpi-bin libopenmpi-dev clang-format libgloo-dev libucx-dev libibverbs-dev python3-matplotlib
-          zlib1g-dev dataset-fashion-mnist procps clang libclang-rt-dev nlohmann-json3-dev doxygen libssl-dev)
+          zlib1g-dev dataset-fashion-mnist procps clang libclang-rt-dev nlohmann-json3-dev doxygen libssl-dev ccache)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,7 +9,7 @@ run() {  # algorithm-forcing spec, perf tool[, largest size]
   local spec="$1" tool="$2" largest="${3:-1M}"
   echo "== $tool ${spec:-(the selector chooses)}${transport:+ over $transport}${transport:+ (UCX_TLS=$ucx_tls)}"
   local code=0
-  "$here/cluster" --hosts 2 --ranks-per-host 2 --fallback -- \
+  "$here/../netns/cluster" --hosts 2 --ranks-per-host 2 --fallback -- \
     env CHORUS_ALGO="$spec" CHORUS_TRANSPORT="$transport" UCX_TLS="$ucx_tls" CHORUS_TIMEOUT=60 \
     "$build/perf/$tool" -b 8 -e "$largest" -f 16 -n 3 -w 1 -c 1 > /tmp/chorus-netns-$$.log 2>&1 || code=$?
   grep -E "^ +[0-9]|Out of bounds" /tmp/chorus-netns-$$.log || true

@@ -6,7 +6,8 @@
 # Usage: consume.sh <source dir> <build dir>
 set -euo pipefail
 src=$1 build=$2
-work=$(mktemp -d /tmp/chorus-install.XXXXXX)
+# Inside the build tree, so that ccache's paths relative to the source root match every clone's (cmake/ccache.cmake).
+work=$(mktemp -d "$(cd "$build" && pwd)/install-and-consume.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 step() { echo "== $*"; }
@@ -48,7 +49,7 @@ perf_output=$("$prefix/bin/all_reduce_perf" -t 2 -b 1K -e 1K -n 2 -w 1 -c 1)
 grep -q "Out of bounds values : 0 OK" <<<"$perf_output" || { echo "$perf_output"; exit 1; }
 
 step "add_subdirectory(chorus) from an outside project"
-cmake -S "$src/tests/install/subproject" -B "$work/sub" -DCHORUS_SOURCE="$src" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S "$src/tests/packaging/install/subproject" -B "$work/sub" -DCHORUS_SOURCE="$src" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/sub" -j2 --target allreduce_cpp >/dev/null
 "$work/sub/allreduce_cpp"
 echo "all consumers built and ran"
