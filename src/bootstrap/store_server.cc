@@ -218,6 +218,10 @@ class StoreServer {
     c.inbox.erase(0, total);
     c.member = true;
     servedMembers_ = true;
+    // Seen here too, not only while connected at the top of the loop: a rank whose whole exchange (hello, join, fail,
+    // close) arrives in one pass of a descheduled root is connected at no such check, and the linger would count from
+    // the clock's epoch, ending the root before the other ranks arrive.
+    lastMember_ = Clock::now();
     handle(c, h.op, h.sequence, key, value);
     return true;
   }
