@@ -36,7 +36,8 @@ docs: build docs-env
 # The suite in tiers, each a ctest label (docs/testing.md: what each holds, its budget). `make test` runs the gate
 # tiers; `make test-ecosystem` the third-party frameworks and the packaging; `make test-soak` the seeded random mix;
 # `make test-sanitized` the sanitizer and fuzz runs. CI (.ci/run) runs all four. ctest prints each label's time last.
-GATE_TIERS = unit|threads|processes|system|python
+# gpu: device buffers, which skip with their reason where there is no GPU.
+GATE_TIERS = unit|threads|processes|system|python|gpu
 CTEST = cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 test: build-python docs-env
